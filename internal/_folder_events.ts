@@ -26,9 +26,9 @@ const SYSCALLS: Readonly<Record<string, readonly [number, number, number]>> = {
 const START_MS = 60_000;
 const SYNC_MS = 10_000;
 
-// $ARGV: the three syscall numbers, the most watches it may hold (0: a quarter of the user's, see below), then the roots
-// (real paths). A name is reported as "<root's index>:<relative
-// path>". Protocol: it writes "R\0" once every folder is watched. Each "\n" read on stdin is a sync: it drains the
+// $ARGV: the three syscall numbers, the most watches it may hold (0: no more than its part, the next argument a fraction
+// of a quarter of the user's, see below), that part, then the roots (real paths). A name is reported as "<root's index>:<relative
+// path>". Protocol: it writes "R<its most>\0" once every folder is watched. Each "\n" read on stdin is a sync: it drains the
 // kernel's queue (every event of a change made before the sync was asked for is in it) and writes "D<name>\0" per
 // name evented since the last sync, "O\0" when events were lost, "B<why>\0" when it can no longer watch, then
 // "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller scans instead). It ends when stdin
@@ -37,13 +37,19 @@ const SYNC_MS = 10_000;
 // program runs as the server's user outside every sandbox's namespace, one watch per folder a command makes: before, a
 // job that made folders and slept had it hold one for each for as long as the job ran (20,005 for 20,000 folders),
 // with nothing past the machine's limit but the next sync to end it, while every other program of the user on the
-// machine failed inotify_add_watch with ENOSPC. By default its most is a quarter of the user's, as a session's
-// sandboxes get (WATCH_SHARE in policy/_kernel_objects.ts); past it the caller scans. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
+// machine failed inotify_add_watch with ENOSPC. By default its most is its part of a quarter of the user's, the watches
+// every watch of the process holds together (WATCH_SHARE in policy/_kernel_objects.ts is a session's sandboxes' share);
+// past it the caller scans. Before, each watch had its own quarter, and four sessions with 48,000 folders each held
+// all of root's 192,543. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
 const FOLDER_EVENTS_PERL = String.raw`
 use strict;
 use Fcntl qw(O_RDONLY O_DIRECTORY O_NOFOLLOW);
-my ($init1, $add, $rm, $most, @roots) = @ARGV;
-if (!$most && open(my $m, '<', '/proc/sys/fs/inotify/max_user_watches')) { $most = int(<$m> / 4) }
+my ($init1, $add, $rm, $most, $part, @roots) = @ARGV;
+my $share = 0;
+if (open(my $m, '<', '/proc/sys/fs/inotify/max_user_watches')) { $share = int(<$m> / 4 * $part) }
+$most = $share if !$most || $most > $share;
+# Fails closed: a part it cannot read is none.
+if (!$most) { out("Bno part of the user's inotify watches\0E\0"); exit 0 }
 binmode STDOUT;
 sub out { my $s = shift; while (length $s) { my $n = syswrite(STDOUT, $s); exit 0 unless defined $n; substr($s, 0, $n) = '' } }
 my $fd = syscall($init1 + 0, 04000 | 02000000);
@@ -170,7 +176,7 @@ sub reply {
   out($s . "E\0");
 }
 watch($_, '') for 0 .. $#roots;
-out("R\0");
+out("R$most\0");
 my $rin = '';
 vec($rin, fileno(STDIN), 1) = 1;
 vec($rin, $fd, 1) = 1;
@@ -190,6 +196,10 @@ while (1) {
 // Linux, shared with the user's editors and tools); past it, a session's commands are compared by scans.
 const MAX_WATCHES = 32;
 let watches = 0;
+// The quarter of the user's watches every watch of the process may hold together, in 32nds: each watch takes half of
+// what is free (at least one part) and gives it back when it ends; with none free, a session's commands are scanned.
+const PARTS = 32;
+let freeParts = PARTS;
 
 /** What a sync found: the names evented since the last one (relative, by root), or that it cannot say. */
 export type FolderSync =
@@ -209,11 +219,17 @@ export class FolderEvents {
   #records: string[] = [];
   #closed = false;
   readonly #roots: number;
+  // Its part of the process's watches, given back when it ends.
+  readonly #parts: number;
+  /** The most folders it watches before it ends (see {@linkcode FolderEvents.start}). */
+  most = 0;
 
-  private constructor(child: ChildProcess, roots: number) {
+  private constructor(child: ChildProcess, roots: number, parts: number) {
     this.#child = child;
     this.#roots = roots;
+    this.#parts = parts;
     watches++;
+    freeParts -= parts;
     child.stdout!.setEncoding("utf8");
     child.stdout!.on("data", (chunk: string) => this.#read(chunk));
     child.on("exit", () => this.#end());
@@ -226,12 +242,16 @@ export class FolderEvents {
    * run here: no Perl in the system's folders, an architecture whose syscall
    * numbers it does not know, a runtime that may not start it, as many
    * watches running as a process keeps, or a first answer that is not a ready
-   * watch. `most`: the most folders it watches before it ends (see FOLDER_EVENTS_PERL), default a quarter of the
-   * user's inotify watches. Requires `--allow-run` of perl (without it: undefined, never a prompt).
+   * watch, or no part of the process's watches free. `most`: the most folders it watches before it ends (see
+   * FOLDER_EVENTS_PERL), never more than its part of the quarter of the user's inotify watches that the watches of
+   * the process share (half of what is free, at least a 32nd). Requires `--allow-run` of perl (without it: undefined, never a prompt).
    */
   static async start(roots: readonly string[], most = 0): Promise<FolderEvents | undefined> {
     const numbers = SYSCALLS[process.arch];
     if (numbers === undefined || process.platform !== "linux" || watches >= MAX_WATCHES) return undefined;
+    // Taken with the watch (the constructor, before any wait): watches starting at once never take the same part.
+    const parts = Math.max(1, Math.floor(freeParts / 2));
+    if (parts > freeParts) return undefined;
     const known = ["/usr/bin/perl", "/bin/perl"];
     const perl = (await hostProgramCandidates("perl", known)).find((file) => known.includes(file));
     // Asked first: a runtime that would prompt for it (Deno without --allow-run of perl) gets scans instead.
@@ -239,7 +259,14 @@ export class FolderEvents {
     let child: ChildProcess;
     try {
       // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
-      child = spawn(perl, ["-e", FOLDER_EVENTS_PERL, ...numbers.map(String), String(most), ...roots], {
+      child = spawn(perl, [
+        "-e",
+        FOLDER_EVENTS_PERL,
+        ...numbers.map(String),
+        String(most),
+        String(parts / PARTS),
+        ...roots,
+      ], {
         stdio: ["pipe", "pipe", "ignore"],
         env: {},
         cwd: "/",
@@ -251,12 +278,13 @@ export class FolderEvents {
     child.unref();
     (child.stdin as unknown as { unref?: () => void }).unref?.();
     (child.stdout as unknown as { unref?: () => void }).unref?.();
-    const events = new FolderEvents(child, roots.length);
+    const events = new FolderEvents(child, roots.length, parts);
     const first = await events.#next(START_MS);
-    if (first === undefined || first[0] !== "R") {
+    if (first === undefined || first[0][0] !== "R") {
       events.close();
       return undefined;
     }
+    events.most = Number(first[0].slice(1));
     return events;
   }
 
@@ -325,7 +353,10 @@ export class FolderEvents {
   }
 
   #end(): void {
-    if (!this.#closed) watches--;
+    if (!this.#closed) {
+      watches--;
+      freeParts += this.#parts;
+    }
     this.#closed = true;
     const waiting = this.#waiting;
     this.#waiting = undefined;

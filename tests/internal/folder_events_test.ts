@@ -6,7 +6,7 @@
 
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { mkdtemp, realpath, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -37,7 +37,35 @@ describe("the watch of a workspace's folders", { skip, timeout: 60_000 }, () => 
     }
   });
 
-  test("under its default most (a quarter of the user's watches) it reports the names made", {
+  test("the watches of the process hold at most a quarter of the user's together, and one past it scans", {
+    timeout: 30_000,
+  }, async () => {
+    // Before: each watch had a quarter of the user's watches of its own, and four sessions with ~48,000 folders each
+    // held every watch of root (192,543 here): every other program of the user failed inotify_add_watch with ENOSPC.
+    const quarter = Math.floor(Number(readFileSync("/proc/sys/fs/inotify/max_user_watches", "utf8")) / 4);
+    const dirs = await Promise.all(
+      Array.from({ length: 8 }, async () => await realpath(await mkdtemp(path.join(os.tmpdir(), "toolfence-fe-")))),
+    );
+    const started: (FolderEvents | undefined)[] = [];
+    try {
+      for (const dir of dirs) started.push(await FolderEvents.start([dir]));
+      const running = started.filter((events) => events !== undefined);
+      assert.ok(running.length >= 1 && running.length < dirs.length, `${running.length} watches started`);
+      const total = running.reduce((sum, events) => sum + events.most, 0);
+      assert.ok(total <= quarter, `the watches may hold ${running.map((e) => e.most).join(" + ")} of ${quarter}`);
+      assert.ok(running.every((events) => events.most >= 1));
+      // One that ends gives its part back: the next watch starts.
+      running[0].close();
+      const again = await FolderEvents.start([dirs[0]]);
+      started.push(again);
+      assert.ok(again && again.most >= 1, "no watch started after one ended");
+    } finally {
+      started.forEach((events) => events?.close());
+      await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+
+  test("under its default most (its part of a quarter of the user's watches) it reports the names made", {
     timeout: 30_000,
   }, async () => {
     const dir = await realpath(await mkdtemp(path.join(os.tmpdir(), "toolfence-folder-events-")));
