@@ -27,7 +27,7 @@
  * @module
  */
 
-import { mkdir } from "node:fs/promises";
+import { mkdir, readdir } from "node:fs/promises";
 import process from "node:process";
 import { join } from "node:path";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
@@ -491,9 +491,13 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (identity.workspace !== undefined) return await apart(identity.tenant, identity.workspace);
     if (tenantRoot !== undefined) {
       const dir = join(tenantRoot, identity.tenant);
+      // Before the folder is made (a tenant refused must not make one that refuses the other), and after (two made at
+      // once: on a file system that ignores case, the second's mkdir found the first's folder).
+      await apartInCase(identity.tenant, tenantRoot);
       await mkdir(dir, { recursive: false }).catch((error) => {
         if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       });
+      await apartInCase(identity.tenant, tenantRoot);
       return await apart(identity.tenant, dir);
     }
     return await apart(identity.tenant, defaultWorkspace!);
@@ -547,6 +551,21 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       );
     }
     return workspace;
+  }
+
+  // Tenant names that differ only in case (alice, Alice: a token file's or a JWT subject's) name one folder under the
+  // tenant root on a file system that ignores case (macOS, Windows, a casefold folder): before, Alice's session opened
+  // in alice's folder. Whatever the file system, a tenant whose folder name differs only in case from one already in
+  // the tenant root opens no session; the folder's own tenant keeps it. The names are ASCII (tenantName, TokenFile).
+  async function apartInCase(tenant: string, root: string): Promise<void> {
+    const folded = tenant.toLowerCase();
+    const entries = await readdir(root);
+    if (!entries.some((name) => name !== tenant && name.toLowerCase() === folded)) return;
+    throw new Error(
+      `the folder of tenant ${tenant} under the tenant root (${root}) differs only in case from another tenant's, ` +
+        "one folder on a file system that ignores case; no session of " + tenant + " opens until the server's " +
+        "operator names the tenants apart by more than case",
+    );
   }
 
   // On a server of several tenants, the folder of the session temp dirs (every tenant's temp dir, with its

@@ -5,11 +5,13 @@
 // tenant opens, and the refusal names no other tenant's folder; tenants apart, or sharing one folder as the
 // operator said, work as before. Nor may a tenant's own folder lie in a folder every sandbox shows read-only (the
 // system folders, a policy's `sandbox.read`): until 2026-12-06, with the tenant root in such a folder, alice's
-// sandboxed `cat ../bob/secret.txt` printed bob's file.
+// sandboxed `cat ../bob/secret.txt` printed bob's file. Nor may tenant names that differ only in case (alice, Alice)
+// have folders under the tenant root: on a file system that ignores case they are one, and Alice's session opened in
+// alice's.
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, textOf } from "./_http_harness.ts";
@@ -157,6 +159,47 @@ describe("tenants' workspaces lie apart", { timeout: 120_000 }, () => {
       }
     }
   });
+  test("a tenant whose folder differs only in case from another's under the tenant root opens no session", {
+    timeout: 60_000,
+  }, async () => {
+    const root = join(base, "cased");
+    await mkdir(root, { recursive: true });
+    const tokens = join(base, "tokens-cased.json");
+    await writeFile(
+      tokens,
+      JSON.stringify({
+        tokens: [{ sha256: tokenHash(ALICE), tenant: "alice" }, { sha256: tokenHash(BOB), tenant: "Alice" }],
+      }),
+    );
+    const server = await serveHttp(new ToolBox().withDefaults("fs", "search"), {
+      port: 0,
+      tokens: await TokenFile.open(tokens),
+      tenantRoot: root,
+      autoConfirm: true,
+      sandbox: "off",
+    });
+    try {
+      const alice = await connect(server.url, ALICE);
+      try {
+        await alice.callTool({ name: "write_file", arguments: { path: "mine.txt", content: `${SECRET}\n` } });
+      } finally {
+        await alice.close();
+      }
+      // Before: Alice's session opened (in alice's folder, on a file system that ignores case).
+      await assert.rejects(connect(server.url, BOB), /differs only in case from another tenant's/);
+      assert.deepEqual(await readdir(root), ["alice"], "the refused tenant made a folder");
+      // The folder's own tenant keeps it.
+      const again = await connect(server.url, ALICE);
+      try {
+        assert.match(textOf(await again.callTool({ name: "read_file", arguments: { path: "mine.txt" } })), /BOBSECRET/);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await server.shutdown();
+    }
+  });
+
   test("a tenant's own folder in a folder every sandbox shows opens no session", { timeout: 60_000 }, async () => {
     const view = join(base, "view");
     const root = join(view, "tenants");
