@@ -248,14 +248,15 @@ export class FolderEvents {
    */
   static async start(roots: readonly string[], most = 0): Promise<FolderEvents | undefined> {
     const numbers = SYSCALLS[process.arch];
-    if (numbers === undefined || process.platform !== "linux" || watches >= MAX_WATCHES) return undefined;
-    // Taken with the watch (the constructor, before any wait): watches starting at once never take the same part.
-    const parts = Math.max(1, Math.floor(freeParts / 2));
-    if (parts > freeParts) return undefined;
+    if (numbers === undefined || process.platform !== "linux") return undefined;
     const known = ["/usr/bin/perl", "/bin/perl"];
     const perl = (await hostProgramCandidates("perl", known)).find((file) => known.includes(file));
     // Asked first: a runtime that would prompt for it (Deno without --allow-run of perl) gets scans instead.
     if (perl === undefined || !queryRuntimePermission("run", perl).allowed) return undefined;
+    // Counted and taken with no wait between (the constructor): watches starting at once never take the same part,
+    // nor one past MAX_WATCHES.
+    const parts = Math.max(1, Math.floor(freeParts / 2));
+    if (watches >= MAX_WATCHES || parts > freeParts) return undefined;
     let child: ChildProcess;
     try {
       // No inherited environment (PERL5LIB, PERL5OPT could point perl at modules in a workspace) and no workspace cwd.
