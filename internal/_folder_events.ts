@@ -26,21 +26,22 @@ const SYSCALLS: Readonly<Record<string, readonly [number, number, number]>> = {
 const START_MS = 60_000;
 const SYNC_MS = 10_000;
 
-// $ARGV: the three syscall numbers, the most watches it may hold (0: no more than its part, the next argument a fraction
-// of a quarter of the user's, see below), that part, then the roots (real paths). A name is reported as "<root's index>:<relative
-// path>". Protocol: it writes "R<its most>\0" once every folder is watched. Each "\n" read on stdin is a sync: it drains the
-// kernel's queue (every event of a change made before the sync was asked for is in it) and writes "D<name>\0" per
-// name evented since the last sync, "O\0" when events were lost, "B<why>\0" when it can no longer watch, then
-// "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller scans instead). It ends when stdin
-// ends, and at once (saying "B" first) when a watch cannot be added or it would hold more than its most: its exit gives
-// every watch back. The kernel counts a user's watches across the machine (fs.inotify.max_user_watches), and this
-// program runs as the server's user outside every sandbox's namespace, one watch per folder a command makes: before, a
-// job that made folders and slept had it hold one for each for as long as the job ran (20,005 for 20,000 folders),
-// with nothing past the machine's limit but the next sync to end it, while every other program of the user on the
-// machine failed inotify_add_watch with ENOSPC. By default its most is its part of a quarter of the user's, the watches
-// every watch of the process holds together (WATCH_SHARE in policy/_kernel_objects.ts is a session's sandboxes' share);
-// past it the caller scans. Before, each watch had its own quarter, and four sessions with 48,000 folders each held
-// all of root's 192,543. Masks: MODIFY ATTRIB CLOSE_WRITE MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
+// $ARGV: the three syscall numbers, the most watches it may hold (never more than its part, the next argument: a
+// fraction of a quarter of the user's, see below; 0: its part), that part, then the roots (real paths). A name is
+// reported as "<root's index>:<relative path>". Protocol: it writes "R<its most>\0" once every folder is watched. Each
+// "\n" read on stdin is a sync: it drains the kernel's queue (every event of a change made before the sync was asked
+// for is in it) and writes "D<name>\0" per name evented since the last sync, "O\0" when events were lost, "B<why>\0"
+// when it can no longer watch, then "E\0". Past 100,000 names between syncs it keeps none and says "O" (the caller
+// scans instead). It ends when stdin ends, and at once (saying "B" first) when a watch cannot be added or it would hold
+// more than its most: its exit gives every watch back. The kernel counts a user's watches across the machine
+// (fs.inotify.max_user_watches), and this program runs as the server's user outside every sandbox's namespace, one
+// watch per folder a command makes: before, a job that made folders and slept had it hold one for each for as long as
+// the job ran (20,005 for 20,000 folders), with nothing past the machine's limit but the next sync to end it, while
+// every other program of the user on the machine failed inotify_add_watch with ENOSPC. By default its most is its part
+// of a quarter of the user's, the watches every watch of the process holds together (WATCH_SHARE in
+// policy/_kernel_objects.ts is a session's sandboxes' share); past it the caller scans. Before, each watch had its own
+// quarter, and four sessions with 48,000 folders each held all of root's 192,543. Masks: MODIFY ATTRIB CLOSE_WRITE
+// MOVED_FROM MOVED_TO CREATE DELETE DELETE_SELF MOVE_SELF.
 const FOLDER_EVENTS_PERL = String.raw`
 use strict;
 use Fcntl qw(O_RDONLY O_DIRECTORY O_NOFOLLOW);
