@@ -9,6 +9,12 @@
  * every other program of the machine (a database's native AIO, qemu, fio) failed its own with EAGAIN. Refused with
  * ENOSYS, as on a kernel without AIO, libaio's users fall back to plain reads and writes (InnoDB's simulated AIO),
  * and glibc's POSIX AIO (`aio_read`) never calls it.
+ * add_key(2), request_key(2) and keyctl(2) fail with ENOSYS, as on a kernel without keys: keys are charged to the
+ * user of the machine's namespace (`kernel.keys.root_maxkeys`, 1,000,000 keys and 25 MB for root, `maxkeys` 200 for
+ * another), no namespace of the sandbox's nor cgroup bounding them, and a user keyring's keys outlive the command:
+ * before, a command's add_key to `@u` in a loop took root's quota, 3,000 keys of 1000 bytes each staying counted after
+ * the command and its session ended, and every other program of the user (Kerberos' keyring caches, the NFS idmapper,
+ * systemd's credentials) would fail add_key with EDQUOT. Docker's default profile refuses them for the same reason.
  * Everything else is allowed: the sandbox's walls are its namespaces and mounts, not a syscall list.
  *
  * @module
@@ -34,26 +40,34 @@ const ARCH = 4; // offsetof(struct seccomp_data, arch)
 const ENOSYS = 38;
 const NO_RING = 0x00050000 | ENOSYS;
 
-// The numbers of fallocate, and of io_uring_setup and io_setup, on each architecture a process of this machine may
-// call them in: x86-64 (and its x32 ABI, the number with bit 30 set; x32's io_setup is 543), i386 (a 32-bit program on
+// The x32 ABI's numbers: x86-64's with bit 30 set.
+const X32 = 0x40000000;
+// add_key, request_key and keyctl: three numbers in a row on each architecture.
+function keyCalls(addKey: number, abi = 0): number[] {
+  return [addKey, addKey + 1, addKey + 2].map((nr) => abi | nr);
+}
+
+// The numbers of fallocate, and of io_uring_setup, io_setup and the key calls, on each architecture a process of this
+// machine may call them in: x86-64 (and its x32 ABI, the number with bit 30 set; x32's io_setup is 543), i386 (a 32-bit program on
 // x86-64), aarch64. Another architecture is let through. io_uring_setup and io_setup fail with ENOSYS, as on a kernel
 // without them (their users fall back to plain calls): a ring's IORING_OP_FALLOCATE reserves the same blocks with no
-// system call a filter sees, and io_setup takes from the machine's one AIO budget.
-const ARCHES: { arch: number; fallocate: number[]; ring: number[] }[] = [
+// system call a filter sees, and io_setup takes from the machine's one AIO budget; add_key, request_key and keyctl
+// likewise (x86-64 248-250, i386 286-288, aarch64 217-219), as on a kernel without keys.
+const ARCHES: { arch: number; fallocate: number[]; absent: number[] }[] = [
   // AUDIT_ARCH_X86_64
   {
     arch: 0xc000003e,
     fallocate: [285, 0x40000000 | 285],
-    ring: [425, 0x40000000 | 425, 206, 0x40000000 | 206, 0x40000000 | 543],
+    absent: [425, 0x40000000 | 425, 206, 0x40000000 | 206, 0x40000000 | 543, ...keyCalls(248), ...keyCalls(248, X32)],
   },
-  { arch: 0x40000003, fallocate: [324], ring: [425, 245] }, // AUDIT_ARCH_I386
-  { arch: 0xc00000b7, fallocate: [47], ring: [425, 0] }, // AUDIT_ARCH_AARCH64
+  { arch: 0x40000003, fallocate: [324], absent: [425, 245, ...keyCalls(286)] }, // AUDIT_ARCH_I386
+  { arch: 0xc00000b7, fallocate: [47], absent: [425, 0, ...keyCalls(217)] }, // AUDIT_ARCH_AARCH64
 ];
 
 // The program: the architecture picks a block, each block compares the number and refuses or allows. Jumps are
 // relative to the next instruction, so each block's compares jump over the rest of it to the two returns at the end.
 function assemble(): Instruction[] {
-  const blocks = ARCHES.map(({ fallocate, ring }) => [...fallocate, ...ring]);
+  const blocks = ARCHES.map(({ fallocate, absent }) => [...fallocate, ...absent]);
   // Block i starts after the architecture checks (2 per arch: none; 1 compare each, then allow) and the blocks before.
   const blockLength = (numbers: number[]) => 1 + numbers.length + 1; // load, compares, allow
   const dispatch = 1 + ARCHES.length + 1; // load arch, one compare per arch, allow
@@ -68,10 +82,10 @@ function assemble(): Instruction[] {
   const program: Instruction[] = [[LD_ABS_W, 0, 0, ARCH]];
   ARCHES.forEach(({ arch }, i) => program.push([JEQ_K, starts[i] - (program.length + 1), 0, arch]));
   program.push([RET_K, 0, 0, ALLOW]);
-  ARCHES.forEach(({ fallocate, ring }) => {
+  ARCHES.forEach(({ fallocate, absent }) => {
     program.push([LD_ABS_W, 0, 0, NR]);
     for (const nr of fallocate) program.push([JEQ_K, deny - (program.length + 1), 0, nr]);
-    for (const nr of ring) program.push([JEQ_K, noRing - (program.length + 1), 0, nr]);
+    for (const nr of absent) program.push([JEQ_K, noRing - (program.length + 1), 0, nr]);
     program.push([RET_K, 0, 0, ALLOW]);
   });
   program.push([RET_K, 0, 0, DENY], [RET_K, 0, 0, NO_RING]);

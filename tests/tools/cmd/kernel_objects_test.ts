@@ -6,7 +6,8 @@
 // gets an instance. Before, the command took all 128 inotify instances of root,
 // and the server's own Deno.watchFs failed with "Too many open files" until it
 // ended; and it opened all 3071 pseudo-terminals other devpts instances share.
-// The machine's AIO budget, counted for nobody, is refused whole (io_setup).
+// The machine's AIO budget, counted for nobody, is refused whole (io_setup), and so are the key calls (the user's key
+// quota, whose keys outlive the command).
 // POSIX message queues and queued signals, counted per user as rlimits: before,
 // one command took all of root's, and the host's mq_open and sigqueue failed.
 
@@ -26,6 +27,8 @@ import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
 
 const X86_64_IO_SETUP = 206;
+const X86_64_ADD_KEY = 248;
+const X86_64_KEYCTL = 250;
 
 const skip = (await bubblewrapStatus()).path === undefined
   ? "bubblewrap is unavailable here"
@@ -389,6 +392,33 @@ while True: fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))'`;
       const result = await cmdBox().call(session, "bash", { command, timeout_s: 30 });
       assert.equal(result.errorCode, "command_failed", String(result.error));
       assert.match(String((result.output as BashResult).stderr), /No space left on device: '\/dev\/ptmx'/);
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the key calls are refused: the user's key quota is not the command's to take, nor to keep after it", {
+    timeout: 60_000,
+    skip: os.arch() !== "x64" ? "the probe calls add_key and keyctl by their x86-64 numbers" : false,
+  }, async () => {
+    // Before: add_key to the user keyring (@u) in a loop took root's key quota (kernel.keys.root_maxkeys, 25 MB),
+    // counted for no namespace of the sandbox's nor cgroup, and 3,000 keys of 1000 bytes stayed counted after the
+    // command and its session ended (/proc/key-users); another program of the user would fail add_key (EDQUOT).
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-keys-"));
+    const session = new Session({ workspace: dir, host: denyingNetworkHost([]) });
+    try {
+      const command = `python3 -c '
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 100 and libc.syscall(${X86_64_ADD_KEY}, b"user", b"toolfence-key-%d" % n, b"x" * 1000, 1000, -4) >= 0: n += 1
+print(n, os.strerror(ctypes.get_errno()))
+r = libc.syscall(${X86_64_KEYCTL}, 0, -4, 0)
+print(r, os.strerror(ctypes.get_errno()))
+'`;
+      const out = okOutput<BashResult>(await cmdBox().call(session, "bash", { command, timeout_s: 30 }));
+      assert.equal(out.stdout, "0 Function not implemented\n-1 Function not implemented\n");
     } finally {
       await session.close();
       await rm(dir, { recursive: true, force: true });
