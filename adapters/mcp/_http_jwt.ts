@@ -45,8 +45,9 @@ const SAFE_TENANT = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** A folder-safe tenant name for a claim value: the value itself when safe, else a hash of it. */
 export function tenantName(value: string): string {
-  // Names starting "h-" are always hashed, so that no subject can take the name another's hash gives.
-  if (SAFE_TENANT.test(value) && !value.startsWith("h-")) return value;
+  // Names starting "h-" are always hashed, so that no subject can take the name another's hash gives; "H-" too, one
+  // folder with it on a file system that ignores case (before, subject H-<hash of alice's> took the folder of alice's).
+  if (SAFE_TENANT.test(value) && !/^h-/i.test(value)) return value;
   return `h-${createHash("sha256").update(value, "utf8").digest("hex").slice(0, 32)}`;
 }
 

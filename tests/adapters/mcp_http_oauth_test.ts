@@ -168,6 +168,9 @@ describe("OAuth resource server", () => {
     assert.match(tenantName("user@example.com"), /^h-[0-9a-f]{32}$/);
     const hashed = tenantName("a/b");
     assert.notEqual(tenantName(hashed), hashed);
+    // Nor in another case: on a file system that ignores case, H-<hash> is the folder of h-<hash>.
+    assert.notEqual(tenantName(hashed.toUpperCase()).toLowerCase(), hashed);
+    assert.match(tenantName(hashed.toUpperCase()), /^h-[0-9a-f]{32}$/);
   });
 
   test("the web console signs in a person's JWT (console scope alone) and refuses an agent's", {
