@@ -168,7 +168,8 @@ export function holderScript(
     return n === undefined ? [] : [`echo ${Math.max(1, Math.floor(n / part))} > /proc/sys/user/${own}`];
   });
   // Over the host's /dev/pts in the namespace's own mounts only (unshare makes them private): the sandbox binds it.
-  // devpts has no max=0 (since Linux 4.16 it reads as no bound at all): a session given none has no devpts.
+  // devpts has no max=0 (recent kernels take max - 1 as an unsigned bound: none at all): a session given none has no
+  // devpts.
   if (devpts) {
     writes.push(
       devpts.ptys > 0
