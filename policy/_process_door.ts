@@ -333,7 +333,10 @@ export class PolicyProcessDoor implements ProcessDoor {
     // raw ENOENT went out as command_start_failed, without a hint. Looked at in its pinned folder, never through a
     // link: a stat by the path followed a folder of it that a command swapped for a link after the resolution, and
     // "does not exist", "is not a folder" or a run told what lay where the link led (another tenant's path).
-    const stat = lstatConfined(cwd);
+    // A root of the workspace is the real path fixed when the session began: no folder of it lies inside for a command
+    // to swap, and its parent may lie outside what the runtime lets this process read (`--allow-read=W`), where a
+    // pinned look-up would be refused.
+    const stat = workspace.roots().includes(cwd) ? statOrUndefined(cwd) : lstatConfined(cwd);
     if (stat === undefined) {
       throw new ToolError(`cwd ${request.cwd} does not exist`, {
         code: "not_found",
@@ -633,4 +636,15 @@ async function searchShell(searchPath: string | undefined): Promise<string> {
     }
   }
   return hidden ? "bash" : "/bin/sh";
+}
+
+// The folder's stat, or undefined where nothing is (ENOENT) or a part of the path is a file (ENOTDIR).
+function statOrUndefined(at: string): fs.Stats | undefined {
+  try {
+    return fs.statSync(at);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT" || code === "ENOTDIR") return undefined;
+    throw error;
+  }
 }

@@ -134,7 +134,9 @@ const PROBES: [
     "printf 'class H { public static void main(String[] a) { var l = new java.util.ArrayList<long[]>(); " +
     "for (;;) l.add(new long[1 << 20]); } }' > H.java && java H.java; echo done",
     ["memory"],
-    { program: "java" },
+    // The source launcher compiles H.java in the JVM first: on a loaded machine its compiler's and collectors'
+    // threads took the 2 CPU seconds of SMALL before the heap filled (cpuSeconds was hit, not memory).
+    { program: "java", limits: { cpuSeconds: 30 } },
   ],
   // The cgroup's OOM killer ends one of three sleepers of 120 MiB each; before, the call waited for the others (31.8 s
   // with a sleep of 30 s; here the timeout, 120 s): the watch now ends the group at the first OOM kill.
