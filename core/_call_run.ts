@@ -29,6 +29,7 @@ import type { Carried } from "./_call_output.ts";
 import { reasonText } from "./_call_attempts.ts";
 import { describeThrown, readSafely } from "./_thrown.ts";
 import { cutMiddle, wellFormed } from "./_text_prefix.ts";
+import { toJsonOutput } from "./_serialize.ts";
 
 /** The toolbox's hooks then the session's, without a copy when one side has none. */
 export function hooksOf<H>(box: readonly H[], session: readonly H[]): readonly H[] {
@@ -107,6 +108,19 @@ function modelMessage(text: string, cap: number): string {
   const whole = wellFormed(text);
   if (whole.length <= cap) return whole;
   return cutMiddle(whole, cap, (omitted) => `\n[... ${omitted} characters of this message omitted ...]\n`).text;
+}
+
+/**
+ * The details well-formed as an output is (toJsonOutput), for the lossless result a client keeps or sends on: under
+ * Node a thrown error's stack quotes its message as it was (Deno writes U+FFFD), lone surrogate and all. Details that
+ * are not JSON data stay as they were.
+ */
+function wellFormedDetails(details: Record<string, unknown>): Record<string, unknown> {
+  try {
+    return toJsonOutput(details, Infinity).output as Record<string, unknown>;
+  } catch {
+    return details;
+  }
 }
 
 /** The result fields of an error: its status, message, kind, code, recoverability, hint and details. */
@@ -196,6 +210,7 @@ export class CallRun<T> {
     const cap = Math.max(this.tool?.maxOutputChars ?? this.env.maxOutputChars, MESSAGE_CHARS_FLOOR);
     if (typeof init.error === "string") init.error = modelMessage(init.error, cap);
     if (typeof init.recoveryHint === "string") init.recoveryHint = modelMessage(init.recoveryHint, cap);
+    if (init.details !== undefined) init.details = wellFormedDetails(init.details);
     init.attempts = attempt;
     init.metadata = metadata;
     if (this.#produced) init.artifacts = [...this.#produced, ...(init.artifacts ?? [])];

@@ -73,7 +73,11 @@ const OUTPUTS: Record<string, () => unknown> = {
     throw new Error("no element named D\ud800");
   },
   refused: () => {
-    throw new ToolError("E\udc00 is gone", { code: "not_found", recoveryHint: "look for F\ud800" });
+    throw new ToolError("E\udc00 is gone", {
+      code: "not_found",
+      recoveryHint: "look for F\ud800",
+      details: { page: "I\ud800" },
+    });
   },
   failed: () => fail("G\ud800 failed", { code: "tool_error", output: { log: "H\udc00" } }),
 };
@@ -106,6 +110,8 @@ describe("a lone surrogate in a tool's result reaches the model as U+FFFD", () =
       assert.match(results[3].error!, /D\uFFFD$/);
       assert.equal(results[4].error, "E\uFFFD is gone");
       assert.equal(results[4].recoveryHint, "look for F\uFFFD");
+      // The developer's details too (and a thrown error's stack, which quotes its message as it was under Node).
+      assert.deepEqual(results[4].details, { page: "I\uFFFD" });
       assert.deepEqual(results[5].output, { log: "H\uFFFD" });
       for (const result of results) assert.equal(illFormedIn(result), undefined, result.status);
     });
