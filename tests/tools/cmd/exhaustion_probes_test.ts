@@ -93,7 +93,8 @@ const PROBES: [
     'new Worker("setTimeout(() => {}, 30000)", { eval: true })\'; echo done',
     // Which of the two the kernel refuses first varies; before, a memory refusal ended as a success.
     ["memory", "processes"],
-    { program: "node", limits: { processes: 64, openFiles: 8192 } },
+    // 200 isolates starting take more than SMALL's 2 CPU seconds on a loaded machine: the CPU limit is not the subject.
+    { program: "node", limits: { processes: 64, openFiles: 8192, cpuSeconds: 30 } },
   ],
   // Before: command_failed, bash's `xrealloc: cannot allocate` matched no hint (the pattern read `x(?:re)?malloc`).
   ["a string doubled by bash", "x=x; while :; do x=$x$x; done", ["memory", "cpuSeconds"]],
@@ -123,7 +124,8 @@ const PROBES: [
     "typed arrays of node",
     "node -e 'const a = []; for (;;) a.push(new Uint8Array(1 << 26).fill(1))'; echo done",
     ["memory"],
-    { program: "node" },
+    // Filling 256 MiB, then reclaim under the group's limit, counted as its CPU: the CPU limit is not the subject.
+    { program: "node", limits: { cpuSeconds: 30 } },
   ],
   // Before: a success; the JVM could not reserve its heap under 256 MiB (RLIMIT_DATA), and said so in words no hint
   // knew. Where the group counts memory there is no RLIMIT_DATA, and `java -version` runs (limits_test.ts): a JVM

@@ -718,7 +718,9 @@ describe("a real MCP stdio server keeps answering", { timeout: 120_000, skip: DE
     const workspace = await mkdtemp(join(tmpdir(), "toolfence-limits-mcp-"));
     await writeFile(
       join(workspace, "toolfence.json"),
-      JSON.stringify({ sandbox: { limits: { cpuSeconds: 1, processes: 48, memory: "256MiB", tmpSize: "4MiB" } } }),
+      // 3 CPU seconds, not 1: on a loaded machine the OOM sleepers' page faults and reclaim (counted to the group as
+      // kernel time) took the one second before the memory limit was hit.
+      JSON.stringify({ sandbox: { limits: { cpuSeconds: 3, processes: 48, memory: "256MiB", tmpSize: "4MiB" } } }),
     );
     const server = await startRawServer(workspace, { groups: "cmd", args: ["--auto-confirm"] });
     try {
