@@ -29,6 +29,9 @@ const INTRO = `# Built-in tools
 (\`needs\`: the workspace and temp folder to read or write, the programs it starts, variables, system facts, hosts) and
 what it uses when granted (\`optionalNeeds\`); \`main.ts flags --groups ...\` prints the Deno flags for both on a
 workspace. A tool whose needs the flags do not grant is not listed, and a call of it is refused (\`fence_denied\`).
+A tool whose calls build on what its session keeps between calls (a background job, a browser page, an artifact)
+declares \`sessionState: true\`; a server whose sessions last one request (\`serve --http --stateless\`) does not offer
+it.
 
 The \`browser\` group drives the system Chromium (found on PATH, never downloaded) through \`playwright-core\`, one
 browser per session, inside bubblewrap where it can run, behind a proxy on 127.0.0.1 that judges every request
