@@ -71,7 +71,8 @@ export async function readProgramFile(file: string, maxBytes: number): Promise<U
  * be swapped for a link out of it: Node's `fs.rm(dir, { recursive: true })`
  * lists and unlinks by path and follows such a link (a probe's racer in the
  * folder deleted 34 of 200 files outside under Node 22), where this removes
- * only the link.
+ * only the link. A folder written to again while it goes (`ENOTEMPTY`) is
+ * removed again, for about 5 s.
  *
  * Requires `--allow-read` and `--allow-write` for `dir`.
  *
@@ -87,5 +88,18 @@ export async function readProgramFile(file: string, maxBytes: number): Promise<U
  * ```
  */
 export async function removeProgramFolder(dir: string): Promise<void> {
-  await removeConfined(dir);
+  // A program's children may outlive it by a moment and write there while the folder goes (a browser's renderers
+  // after its main process ended, on a loaded machine): a folder emptied and written to again is not empty at its
+  // rmdir. Such a folder is removed again, for about 5 s, before the failure is given back.
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await removeConfined(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ENOTEMPTY" || attempt === RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
+
+/** How many times {@linkcode removeProgramFolder} tries, 50 ms more apart each time (4.5 s in all). */
+const RETRIES = 14;

@@ -32,6 +32,35 @@ describe("removeProgramFolder", () => {
     }
   });
 
+  test("a folder written to while it goes is removed once the writing stops (a program's children outlive it)", {
+    timeout: 60_000,
+  }, async () => {
+    // A browser's renderers may write in its profile for a moment after its main process ended: a folder emptied
+    // and written to again was not empty at its rmdir, and the browser's folder stayed after the session ended.
+    const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tf-program-folder-"));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const dir = path.join(root, `private-${round}`);
+        await fsp.mkdir(dir);
+        for (let i = 0; i < 200; i++) await fsp.writeFile(path.join(dir, `old-${i}`), "x");
+        // Files made one after another for about a second, as long as the folder is there.
+        const writer = spawn("bash", [
+          "-c",
+          'for i in $(seq 1 500); do : > "$0/new-$i" 2>/dev/null || exit 0; sleep 0.002; done',
+          dir,
+        ], {
+          stdio: "ignore",
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await removeProgramFolder(dir);
+        await assert.rejects(fsp.lstat(dir), { code: "ENOENT" }, `round ${round}`);
+        await exited(writer);
+      }
+    } finally {
+      await fsp.rm(root, { recursive: true, force: true });
+    }
+  });
+
   test("a folder in it swapped for a link while it goes never takes a file outside with it", {
     timeout: 180_000,
   }, async () => {
