@@ -313,7 +313,7 @@ describe("a client calling what the flags do not cover", { skip: DENO_PROCESS_ON
           ] as const
         ) {
           await assert.rejects(
-            client.callTool({ name, arguments: args }, undefined, { timeout: 20_000 }),
+            client.callTool({ name, arguments: args }, undefined, { timeout: 60_000 }),
             (error: { code?: number; message?: string }) => {
               assert.equal(error.code, -32602, `${name}: ${error.message}\n${stderr.join("")}`);
               assert.equal(error.message, `MCP error -32602: Unknown tool: ${name}`);

@@ -46,7 +46,7 @@ export async function withLoopbackAnthropic(
   await new Promise<void>((listening) => server.listen(0, "127.0.0.1", listening));
   try {
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    await body(new Anthropic({ apiKey: "test", baseURL: url, maxRetries: 0, timeout: 20_000 }), refused);
+    await body(new Anthropic({ apiKey: "test", baseURL: url, maxRetries: 0, timeout: 60_000 }), refused);
   } finally {
     server.closeAllConnections();
     await new Promise((closed) => server.close(closed));

@@ -26,7 +26,7 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 describe("the question queue", () => {
-  test("a tenant sees and answers only its own questions", { timeout: 10_000 }, async () => {
+  test("a tenant sees and answers only its own questions", { timeout: 60_000 }, async () => {
     const queue = new MemoryQuestionQueue();
     const changes: string[] = [];
     const stop = queue.watch("alice", () => changes.push("alice"));
@@ -72,7 +72,7 @@ describe("the question queue", () => {
 });
 
 describe("the console host", () => {
-  test("a person's answer counts as a person's; a yes/no question has yes and no", { timeout: 10_000 }, async () => {
+  test("a person's answer counts as a person's; a yes/no question has yes and no", { timeout: 60_000 }, async () => {
     const queue = new MemoryQuestionQueue();
     const host = consoleHost(queue, "alice");
     const asked = host.confirm({ title: "Deploy", message: "Deploy now?", defaultChoice: false });
@@ -83,7 +83,7 @@ describe("the console host", () => {
     assert.deepEqual(await asked, { choice: true, source: "user" });
   });
 
-  test("nobody answering within the time ends the question with question_unanswered", { timeout: 10_000 }, async () => {
+  test("nobody answering within the time ends the question with question_unanswered", { timeout: 60_000 }, async () => {
     const queue = new MemoryQuestionQueue();
     const host = consoleHost(queue, "alice", { timeoutMs: 50 });
     await assert.rejects(
@@ -93,7 +93,7 @@ describe("the console host", () => {
     assert.deepEqual(queue.pending("alice"), []);
   });
 
-  test("a cancelled call withdraws its question", { timeout: 10_000 }, async () => {
+  test("a cancelled call withdraws its question", { timeout: 60_000 }, async () => {
     const queue = new MemoryQuestionQueue();
     const host = consoleHost(queue, "alice");
     const cancel = new AbortController();
@@ -134,7 +134,7 @@ describe("the console host", () => {
   });
 
   test("with elicitation: the first answer that counts wins and the other question is withdrawn", {
-    timeout: 10_000,
+    timeout: 60_000,
   }, async () => {
     const queue = new MemoryQuestionQueue();
     let answerClient!: (outcome: ChoiceOutcome<string>) => void;

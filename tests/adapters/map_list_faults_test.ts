@@ -112,7 +112,7 @@ describe("a {key, value} list sent for a map that cannot be mapped back", () => 
         apiKey: "k",
         baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
         maxRetries: 0,
-        timeout: 20_000,
+        timeout: 60_000,
       });
       const answer = await client.chat.completions.create({
         model: "gpt-5",

@@ -42,7 +42,7 @@ async function readJson(client: Client, uri: string): Promise<Record<string, unk
 }
 
 describe("the artifacts of a session taken over", () => {
-  it("are read from the store only when their bytes hash to their id", { timeout: 10_000 }, async () => {
+  it("are read from the store only when their bytes hash to their id", { timeout: 60_000 }, async () => {
     const made = new MemoryArtifactStore();
     const ref = await made.put("kept in the store");
     const fetched = new Map([[ref.id, new TextEncoder().encode("kept in the store")]]);
@@ -113,7 +113,7 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
     // And the model on B reads it with read_artifact, as on A.
     assert.match(textOf(await onB.callTool({ name: "read_artifact", arguments: { id } })), /made on A/);
     // slow_write settles 400 ms after it was reported: its late result reaches the store, and B reads it.
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + 60_000;
     while (!(await onB.listResources()).resources.some((resource) => resource.uri === LATE_RESULTS_URI)) {
       assert.ok(Date.now() < deadline, "the late result is listed on B");
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -151,7 +151,7 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
     const onB = await resume(b.url, sessionId);
     for (const [id, text] of [[501, "primed"], [502, "old"]] as const) {
       let outcome = await readJson(onB, callUri(id));
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 60_000;
       while (outcome.state === "running") {
         assert.ok(Date.now() < deadline, "the call ended");
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -180,7 +180,7 @@ describe("a session's state on another replica", { timeout: 60_000, skip: sqlite
 });
 
 describe("a call's end in the store", { timeout: 30_000, skip: sqliteMissing }, () => {
-  it("is written before its client can read the answer, however slow the store", { timeout: 20_000 }, async () => {
+  it("is written before its client can read the answer, however slow the store", { timeout: 60_000 }, async () => {
     const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-end-")));
     const store = await openStore(`sqlite:${join(dir, "store.db")}`);
     // A store slow to end a call: an answer sent before its end was written would reach the client first, and a

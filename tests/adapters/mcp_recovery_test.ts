@@ -78,7 +78,7 @@ async function checkRecovery(client: Client, heard: Heard, workspace: string): P
   const attemptId = reported.attemptId as { callId: string; attempt: number };
   assert.equal(attemptId.attempt, 1);
   // The tool settles at 400 ms, having written its file: the client hears of it twice.
-  await until(() => heard.late.length > 0 && heard.logs.some((l) => l.event === "late_result"), 5_000);
+  await until(() => heard.late.length > 0 && heard.logs.some((l) => l.event === "late_result"), 30_000);
   assert.equal(heard.late.length, 1, JSON.stringify(heard));
   const late = heard.late[0];
   assert.deepEqual(late.attemptId, attemptId);
@@ -93,7 +93,7 @@ async function checkRecovery(client: Client, heard: Heard, workspace: string): P
   assert.equal(await readFile(join(workspace, "late.txt"), "utf8"), "written late\n");
   // A client that missed the notifications reads them from the session's late-results resource, which the first
   // late result adds to resources/list: the server announces listChanged, so it says so.
-  await until(() => heard.listChanged > listChangedBefore, 5_000);
+  await until(() => heard.listChanged > listChangedBefore, 30_000);
   assert.equal(heard.listChanged, listChangedBefore + 1);
   const listed = (await client.listResources()).resources.map((resource) => resource.uri);
   assert.ok(listed.includes(LATE_RESULTS_URI), JSON.stringify(listed));
@@ -188,7 +188,7 @@ describe("late results are bounded per session", { timeout: 60_000 }, () => {
       assert.equal(body.lateResults.length, 2, JSON.stringify(body).slice(0, 500));
       assert.equal(body.dropped, calls - 2);
       assert.deepEqual(body.lateResults.map((late) => late.callId), heard.late.slice(-2).map((late) => late.callId));
-      await until(() => heard.logs.some((l) => l.event === "late_results_dropped" && l.dropped === calls - 2), 5_000);
+      await until(() => heard.logs.some((l) => l.event === "late_results_dropped" && l.dropped === calls - 2), 30_000);
       const drops = heard.logs.filter((l) => l.event === "late_results_dropped");
       assert.equal(drops.at(-1)!.dropped, calls - 2);
       assert.equal(drops.reduce((sum, l) => sum + (l.newlyDropped as number), 0), calls - 2);

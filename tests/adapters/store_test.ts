@@ -499,7 +499,7 @@ describe("store migrations", { timeout: 120_000 }, () => {
     await schemaOneResumes(await openPostgres(url, 1), () => openStore(url));
   });
 
-  it("names what it accepts when the address is of no known kind", { timeout: 10_000 }, async () => {
+  it("names what it accepts when the address is of no known kind", { timeout: 60_000 }, async () => {
     await assert.rejects(openStore("mysql://x"), /give memory, sqlite:PATH or postgres:\/\//);
     await assert.rejects(openStore("sqlite:"), /needs a file/);
   });

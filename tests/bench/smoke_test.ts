@@ -32,7 +32,7 @@ function runTiny(name: string): Promise<{ code: number | null; out: string }> {
 
 test("the bench folder has its benches (the list below is not empty by accident)", {
   skip: noSource,
-  timeout: 10_000,
+  timeout: 60_000,
 }, () => {
   assert.ok(benches.length >= 10, `found ${benches.join(", ")}`);
 });

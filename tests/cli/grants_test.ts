@@ -34,13 +34,13 @@ describe("toolfence grants", { skip: sqliteMissing }, () => {
       await shared.saveGrant({ tenant, kind, subject, data: {}, savedAt: Date.parse("2026-12-01T10:00:00Z") });
     }
     await shared.close();
-  }, { timeout: 10_000 });
+  }, { timeout: 60_000 });
 
   after(async () => {
     await rm(dir, { recursive: true, force: true });
-  }, { timeout: 10_000 });
+  }, { timeout: 60_000 });
 
-  it("lists the tenant's grants, and no other tenant's", { timeout: 10_000 }, async () => {
+  it("lists the tenant's grants, and no other tenant's", { timeout: 60_000 }, async () => {
     const listed = await grants("--store", store, "--tenant", "acme");
     assert.equal(listed.code, 0, listed.err);
     assert.deepEqual(
@@ -52,7 +52,7 @@ describe("toolfence grants", { skip: sqliteMissing }, () => {
     assert.equal((await grants("--store", store, "--tenant", "nobody")).out, "");
   });
 
-  it("revokes a grant of the kind given, once", { timeout: 10_000 }, async () => {
+  it("revokes a grant of the kind given, once", { timeout: 60_000 }, async () => {
     // A command grant of that subject there is not: the write grant is only revoked as one.
     const wrongKind = await grants("--store", store, "--tenant", "acme", "--revoke", "/srv/out");
     assert.equal(wrongKind.code, 1);
@@ -70,7 +70,7 @@ describe("toolfence grants", { skip: sqliteMissing }, () => {
     assert.match(left.out, /"make"/);
   });
 
-  it("says what is wrong with the command line", { timeout: 10_000 }, async () => {
+  it("says what is wrong with the command line", { timeout: 60_000 }, async () => {
     const usage = async (args: string[], message: RegExp) => {
       await assert.rejects(grants(...args), (error: unknown) => {
         assert.ok(error instanceof CliUsageError);
@@ -87,7 +87,7 @@ describe("toolfence grants", { skip: sqliteMissing }, () => {
     await usage(["--store", store, "--tenant", "acme", "--what"], /--what/);
   });
 
-  it("says when the store cannot be opened", { timeout: 10_000 }, async () => {
+  it("says when the store cannot be opened", { timeout: 60_000 }, async () => {
     const missing = await grants("--store", "postgres-no://x", "--tenant", "acme");
     assert.equal(missing.code, 1);
     assert.match(missing.err, /the store postgres-no:\/\/x cannot be read/);

@@ -37,13 +37,13 @@ describe("toolfence prune", { skip: sqliteMissing }, () => {
     }
     await shared.endSession("old", now - 48 * HOUR);
     await shared.close();
-  }, { timeout: 10_000 });
+  }, { timeout: 60_000 });
 
   after(async () => {
     await rm(dir, { recursive: true, force: true });
-  }, { timeout: 10_000 });
+  }, { timeout: 60_000 });
 
-  it("removes the sessions over for longer than the age, and prints what went", { timeout: 10_000 }, async () => {
+  it("removes the sessions over for longer than the age, and prints what went", { timeout: 60_000 }, async () => {
     const { code, out } = await captured(() => pruneCommand(["--store", store, "--older-than", "1d"]));
     assert.equal(code, 0);
     const printed = JSON.parse(out);
@@ -58,7 +58,7 @@ describe("toolfence prune", { skip: sqliteMissing }, () => {
     }
   });
 
-  it("reads an age in minutes, hours or days, at least an hour", { timeout: 10_000 }, () => {
+  it("reads an age in minutes, hours or days, at least an hour", { timeout: 60_000 }, () => {
     assert.equal(parseAge("90m"), 90 * 60_000);
     assert.equal(parseAge("12h"), 12 * HOUR);
     assert.equal(parseAge("30d"), 30 * 24 * HOUR);
@@ -79,7 +79,7 @@ describe("toolfence prune", { skip: sqliteMissing }, () => {
     }
   });
 
-  it("says what is missing from the command line", { timeout: 10_000 }, async () => {
+  it("says what is missing from the command line", { timeout: 60_000 }, async () => {
     await assert.rejects(pruneCommand(["--older-than", "1d"]), /give --store ADDRESS/);
     await assert.rejects(pruneCommand(["--store", store]), /--older-than AGE/);
     await assert.rejects(pruneCommand(["--store", store, "--older-than", "5m"]), /under an hour/);

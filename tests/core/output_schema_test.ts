@@ -257,7 +257,7 @@ describe("outputCheckedAgainst", () => {
   const sized = () =>
     tool({ name: "sized", description: "Sized.", input: v.object({}), output: SIZE, run: () => ({ size: 1 }) });
 
-  test("is true for a result the pipeline finished with the output it checked", { timeout: 10_000 }, async () => {
+  test("is true for a result the pipeline finished with the output it checked", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const result = await new ToolBox().register(sized()).call(session, "sized", {});
       assert.equal(result.status, "success");
@@ -269,7 +269,7 @@ describe("outputCheckedAgainst", () => {
   });
 
   test("is false once an after-call hook has seen the result, or for a tool without output", {
-    timeout: 10_000,
+    timeout: 60_000,
   }, async () => {
     await withSession(async (session) => {
       const hooked = new ToolBox().register(sized());

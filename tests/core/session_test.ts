@@ -62,7 +62,7 @@ describe("new SessionBase() with no parts", () => {
     }
   });
 
-  test("a policy that is not a function is a usage error", { timeout: 10_000 }, () => {
+  test("a policy that is not a function is a usage error", { timeout: 60_000 }, () => {
     assert.throws(() => new SessionBase({ policy: {} as never }), UsageError);
   });
 });
@@ -89,7 +89,7 @@ describe("box.list(session)", () => {
 });
 
 describe("new Session() without a workspace", () => {
-  test("is a usage error that shows the call, not a TypeError", { timeout: 10_000 }, () => {
+  test("is a usage error that shows the call, not a TypeError", { timeout: 60_000 }, () => {
     for (const given of [undefined, {}, { workspace: 3 }]) {
       assert.throws(
         () => new Session(given as never),

@@ -62,7 +62,7 @@ test("a terminate right after the start ends the command and what it started, wh
       await child.terminate(1_000);
       await child.exited;
     }
-    const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 5_000);
+    const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 60_000);
     assert.ok(gone, `left running: ${(await pidsWithArgs("sleep", marker)).join(", ")}`);
   } finally {
     await killSleeps(marker);
@@ -127,7 +127,7 @@ function sleepingSandbox() {
     argv,
     left,
     async assertNoneLeft() {
-      const gone = await eventually(async () => (await left()).length === 0, 5_000);
+      const gone = await eventually(async () => (await left()).length === 0, 60_000);
       assert.ok(gone, `left running: ${(await left()).join(", ")}`);
     },
     async killLeft() {

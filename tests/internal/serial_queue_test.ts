@@ -2,7 +2,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { serialQueue } from "../../internal/serial_queue.ts";
 
-test("serialQueue runs its tasks one at a time, in order, past a task that fails", { timeout: 10_000 }, async () => {
+test("serialQueue runs its tasks one at a time, in order, past a task that fails", { timeout: 60_000 }, async () => {
   const serially = serialQueue();
   const events: string[] = [];
   let running = 0;

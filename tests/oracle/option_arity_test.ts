@@ -43,7 +43,7 @@ before(async () => {
 after(() => tracer?.dispose());
 
 describe("options read as taking a value really take one", () => {
-  test("the probes cover every value-taking option of every shaped program", { timeout: 10_000 }, () => {
+  test("the probes cover every value-taking option of every shaped program", { timeout: 60_000 }, () => {
     const column = probes("column", SHAPES.get("column")!);
     assert.ok(column.includes(`column -n ${SECRET}`), column.join("\n"));
     assert.ok(!column.some((line) => line.startsWith("column -t ")), "-t is a flag");

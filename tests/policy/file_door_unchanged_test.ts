@@ -45,12 +45,12 @@ async function opened(name: string, content = "one\n"): Promise<{ real: string; 
 }
 
 describe("FileDoor.unchangedSince", () => {
-  test("the same file, untouched, is unchanged", { timeout: 10_000 }, async () => {
+  test("the same file, untouched, is unchanged", { timeout: 60_000 }, async () => {
     const f = await opened("same.txt");
     assert.equal(f.unchanged(), true);
   });
 
-  test("an append, a same-size rewrite with a new time, a removal are changes", { timeout: 10_000 }, async () => {
+  test("an append, a same-size rewrite with a new time, a removal are changes", { timeout: 60_000 }, async () => {
     const appended = await opened("appended.txt");
     await fsp.appendFile(appended.real, "two\n");
     assert.equal(appended.unchanged(), false);
@@ -69,7 +69,7 @@ describe("FileDoor.unchangedSince", () => {
 
   test(
     "another file renamed over it, a symlink to it, a folder in its place are changes",
-    { timeout: 10_000 },
+    { timeout: 60_000 },
     async () => {
       const replaced = await opened("replaced.txt");
       await fsp.writeFile(path.join(ws, "next.txt"), "one\n");
@@ -89,7 +89,7 @@ describe("FileDoor.unchangedSince", () => {
     },
   );
 
-  test("a path outside the workspace or hidden by the policy is refused", { timeout: 10_000 }, async () => {
+  test("a path outside the workspace or hidden by the policy is refused", { timeout: 60_000 }, async () => {
     const outside = path.join(root, "outside.txt");
     await fsp.writeFile(outside, "x\n");
     const stat = fs.lstatSync(outside);

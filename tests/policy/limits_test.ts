@@ -52,7 +52,7 @@ function problems(text: string): string[] {
 
 function run(argv: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(argv[0], argv.slice(1), { timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(argv[0], argv.slice(1), { timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === "number" ? error.code : null) : 0, stdout, stderr });
     });
   });

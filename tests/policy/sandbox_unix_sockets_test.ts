@@ -44,7 +44,7 @@ async function plant(name: string, address: string): Promise<Planted | undefined
 
 function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(argv[0], argv.slice(1), { timeout: 20_000 }, (error, stdout, stderr) => {
+    execFile(argv[0], argv.slice(1), { timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? (typeof error.code === "number" ? error.code : -1) : 0, stdout, stderr });
     });
   });

@@ -103,7 +103,7 @@ function generate(next: () => number, depth = 0, prefix = "t"): Node[] {
 describe("per-file completeness", () => {
   const tops = [suite("s", [leaf("a"), leaf("b", "skip"), suite("inner", [leaf("c")])]), leaf("t"), leaf("u", "todo")];
 
-  test("a whole stream is complete, with node's counts", { timeout: 10_000 }, () => {
+  test("a whole stream is complete, with node's counts", { timeout: 60_000 }, () => {
     const { child, runner, truth } = stream(tops);
     const [r] = fileResults([...child, ...runner], [FILE], cwd);
     assert.deepEqual(r.problems, []);
@@ -122,7 +122,7 @@ describe("per-file completeness", () => {
     assert.equal(describeTopLevel(r), "3 of 3 top-level results");
   });
 
-  test("lost results: short of the child's counts, and a top-level test that never ended", { timeout: 10_000 }, () => {
+  test("lost results: short of the child's counts, and a top-level test that never ended", { timeout: 60_000 }, () => {
     const { child, runner } = stream(tops);
     // The suite's last results and the suite itself are lost, as in CI's "checkCommand: redirections".
     const lost = child.filter((e) =>
@@ -135,7 +135,7 @@ describe("per-file completeness", () => {
     assert.match(r.problems.join("\n"), /never ended: "s"/);
   });
 
-  test("a lost closing summary or a file the runner never ended is incomplete", { timeout: 10_000 }, () => {
+  test("a lost closing summary or a file the runner never ended is incomplete", { timeout: 60_000 }, () => {
     const { child, runner } = stream(tops);
     const [noSummary] = fileResults([...child.filter((e) => e.type !== "test:summary"), ...runner], [FILE], cwd);
     assert.deepEqual(noSummary.problems, ["the closing counts of its process never arrived"]);
@@ -148,7 +148,7 @@ describe("per-file completeness", () => {
     assert.equal(other.problems.length, 2);
   });
 
-  test("a crashed file: the runner's own failure counts, and no second one is added", { timeout: 10_000 }, () => {
+  test("a crashed file: the runner's own failure counts, and no second one is added", { timeout: 60_000 }, () => {
     const events: NodeEvent[] = [
       { type: "test:fail", file: ABS, name: FILE, nesting: 0, kind: "test", failureType: "testCodeFailure" },
       { type: "test:complete", file: ABS, name: FILE, nesting: 0, kind: "test" },
@@ -162,7 +162,7 @@ describe("per-file completeness", () => {
     assert.equal(totalCounts([quiet]).passed, 3);
   });
 
-  test("events of a file not run are counted and flagged", { timeout: 10_000 }, () => {
+  test("events of a file not run are counted and flagged", { timeout: 60_000 }, () => {
     const { child, runner } = stream([leaf("t")]);
     const helper: NodeEvent = { ...child[2], file: path.resolve(cwd, "tests/_helper.js"), name: "h" };
     const results = fileResults([...child, helper, ...runner], [FILE], cwd);
@@ -172,7 +172,7 @@ describe("per-file completeness", () => {
 
   test(
     "a file's seconds come from its child's closing summary, and only for the files run",
-    { timeout: 10_000 },
+    { timeout: 60_000 },
     () => {
       const other = "tests/b_test.js";
       const summary = (file: string, durationMs?: number): NodeEvent => ({
@@ -186,13 +186,13 @@ describe("per-file completeness", () => {
     },
   );
 
-  test("the reporter's lines: a partial last line is left out", { timeout: 10_000 }, () => {
+  test("the reporter's lines: a partial last line is left out", { timeout: 60_000 }, () => {
     const lines = `${JSON.stringify({ type: "test:pass", name: "a" })}\n\n{"type":"test:fa`;
     assert.deepEqual(parseEvents(lines), [{ type: "test:pass", name: "a" }]);
     assert.deepEqual(parseEvents("null\n[1]\n{}\n"), []);
   });
 
-  test("the totals' lines are node's, which .ci/run adds up", { timeout: 10_000 }, () => {
+  test("the totals' lines are node's, which .ci/run adds up", { timeout: 60_000 }, () => {
     const lines = countLines({
       tests: 9,
       passed: 6,

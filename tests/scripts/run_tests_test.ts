@@ -19,7 +19,7 @@ import { IS_DENO } from "../_runtime.ts";
 
 const script = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../scripts/run_tests.ts");
 
-test("the summary line reads back what deno test printed, steps and ignored included", { timeout: 10_000 }, () => {
+test("the summary line reads back what deno test printed, steps and ignored included", { timeout: 60_000 }, () => {
   assert.deepEqual(parseSummary("x\nok | 378 passed (1673 steps) | 0 failed | 2 ignored (19m12s)\n"), {
     passed: 378,
     passedSteps: 1673,
@@ -40,12 +40,12 @@ test("the summary line reads back what deno test printed, steps and ignored incl
   assert.deepEqual(parseSummary(formatSummary(counts, 75)), counts);
 });
 
-test("test files are named as deno test finds them", { timeout: 10_000 }, () => {
+test("test files are named as deno test finds them", { timeout: 60_000 }, () => {
   for (const name of ["a_test.ts", "a.test.mjs", "test.ts", "x_y_test.tsx"]) assert.ok(isTestFileName(name), name);
   for (const name of ["_helpers.ts", "latest.ts", "a_test.json", "contest.ts"]) assert.ok(!isTestFileName(name), name);
 });
 
-test("each file's seconds are summed from its test lines", { timeout: 10_000 }, () => {
+test("each file's seconds are summed from its test lines", { timeout: 60_000 }, () => {
   const output = [
     "running 2 tests from ./tests/a_test.ts",
     "one ... ok (2s)",
@@ -56,7 +56,7 @@ test("each file's seconds are summed from its test lines", { timeout: 10_000 }, 
   assert.deepEqual(fileSeconds(output), { "tests/a_test.ts": 65, "tests/b_test.ts": 0.25 });
 });
 
-test("batches take every file once, longest first, and shrink to single files", { timeout: 10_000 }, () => {
+test("batches take every file once, longest first, and shrink to single files", { timeout: 60_000 }, () => {
   const weights: Record<string, number> = { a: 60, b: 1, c: 1, d: 1, e: 1, f: 1, g: 1, h: 1, i: 30, j: 1 };
   const batches = planBatches(Object.keys(weights), (f) => weights[f], 2);
   assert.deepEqual(batches.flat().sort(), Object.keys(weights).sort());
@@ -66,7 +66,7 @@ test("batches take every file once, longest first, and shrink to single files", 
 });
 
 test("a split by weight gives every file once, heaviest first in each list, and lists of about equal weight", {
-  timeout: 10_000,
+  timeout: 60_000,
 }, () => {
   const weights: Record<string, number> = { a: 90, b: 60, c: 50, d: 40, e: 10, f: 5, g: 5, h: 1 };
   const weight = (f: string) => weights[f];

@@ -11,7 +11,7 @@ const noSource = !existsSync(path.join(repoRoot, "deno.json")) && "reads the sou
 
 test("every racing test the stress run names exists (a moved test file would end the run at once)", {
   skip: noSource,
-  timeout: 10_000,
+  timeout: 60_000,
 }, () => {
   const text = readFileSync(stressScript, "utf8");
   const list = /RACING_TESTS[^=]*=\s*\[([^\]]*)\]/.exec(text)?.[1] ?? "";

@@ -109,7 +109,7 @@ describe("the generated surface", { skip: IS_DENO ? false : "reads the source re
 });
 
 describe("the surface script's parts", () => {
-  test("names below the marker are the member's alone", { timeout: 10_000 }, () => {
+  test("names below the marker are the member's alone", { timeout: 60_000 }, () => {
     const source = [
       'export { a, type B } from "./a.ts";',
       APPLICATION_MARKER,
@@ -120,7 +120,7 @@ describe("the surface script's parts", () => {
     assert.deepEqual(applicationNames(source), ["a", "type B"]);
   });
 
-  test("a member's entry point keeps the text above its referenced types' marker", { timeout: 10_000 }, () => {
+  test("a member's entry point keeps the text above its referenced types' marker", { timeout: 60_000 }, () => {
     const names = 'export { a } from "./a.ts";\n\n';
     assert.equal(
       aboveMemberMarker(`${names}${MEMBER_REFERENCED_TYPES_MARKER}\nexport type { B } from "./b.ts";\n`),
@@ -129,18 +129,18 @@ describe("the surface script's parts", () => {
     assert.equal(aboveMemberMarker(names), names);
   });
 
-  test("a member without the marker is refused, by name", { timeout: 10_000 }, () => {
+  test("a member without the marker is refused, by name", { timeout: 60_000 }, () => {
     assert.throws(() => applicationNames('export { a } from "./a.ts";\n', "x/mod.ts"), /x\/mod\.ts has no line/);
   });
 
-  test("statements are laid out and ordered as deno fmt does", { timeout: 10_000 }, () => {
+  test("statements are laid out and ordered as deno fmt does", { timeout: 60_000 }, () => {
     assert.equal(exportStatement(["tool", "type Tool", "b"], "x"), 'export { b, type Tool, tool } from "x";');
     const long = exportStatement(Array.from({ length: 20 }, (_, i) => `name${String(i).padStart(2, "0")}`), "x");
     assert.match(long, /^export \{\n {2}name00,\n/);
     assert.ok(long.endsWith('  name19,\n} from "x";'));
   });
 
-  test("type-only statements order an alias by the name it renames", { timeout: 10_000 }, () => {
+  test("type-only statements order an alias by the name it renames", { timeout: 60_000 }, () => {
     assert.equal(
       exportStatement(["ToolBoxOptions", "ToolBox as CoreToolBox", "Tool"], "x", true),
       'export type { Tool, ToolBox as CoreToolBox, ToolBoxOptions } from "x";',

@@ -48,7 +48,7 @@ function probeOf(name: string): ProbeKind | "runs other tools" | undefined {
   return undefined;
 }
 
-test("every tool that starts a process has a probe in the matrix", { timeout: 10_000 }, () => {
+test("every tool that starts a process has a probe in the matrix", { timeout: 60_000 }, () => {
   const starters = tools.filter(startsProcesses);
   assert.ok(starters.length >= 10, `${starters.length} tools start processes`);
   for (const t of starters) assert.ok(probeOf(t.name), `${t.name} starts a process but the matrix has no probe for it`);

@@ -274,7 +274,7 @@ test(
 
 describe("AuditLog: a log in a folder commands may write", () => {
   test("never opens, rotates or removes through a link at its name or in place of its folder", {
-    timeout: 10_000,
+    timeout: 60_000,
   }, async () => {
     const base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-audit-link-")));
     try {

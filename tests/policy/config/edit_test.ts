@@ -40,7 +40,7 @@ describe("editing", () => {
 
 describe("editing a file", () => {
   test("a link at the file's name is never read through: its target's text is not carried into the workspace", {
-    timeout: 10_000,
+    timeout: 60_000,
   }, async () => {
     const base = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-edit-")));
     try {

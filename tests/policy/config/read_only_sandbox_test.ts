@@ -48,7 +48,7 @@ after(async () => {
 });
 
 describe("paths.readOnly in the sandbox", () => {
-  test("the rules as globs below the workspace root", { timeout: 10_000 }, () => {
+  test("the rules as globs below the workspace root", { timeout: 60_000 }, () => {
     const expected = ["vendor/**", "package-lock.json", "package-lock.json/**", "node_modules/pkg/**", "dist/**"];
     assert.deepEqual(new Set(rules.readOnlyGlobs()), new Set([...expected, "**/*.lock", "**/*.lock/**"]));
     const absolute = (pattern: string, root: string) =>

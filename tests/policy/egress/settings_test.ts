@@ -15,7 +15,7 @@ const settingsOf = (...files: [string, object][]) =>
   );
 
 test("sandbox.network: none by default, proxy when network.allow names a host, a managed none wins", {
-  timeout: 10_000,
+  timeout: 60_000,
 }, () => {
   assert.equal(settingsOf().sandboxNetwork, "none");
   assert.equal(settingsOf(["project", { network: { deny: ["a.test"] } }]).sandboxNetwork, "none");

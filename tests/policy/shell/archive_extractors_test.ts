@@ -12,7 +12,7 @@ import { decideCommand } from "../../../policy/shell/authorize_command.ts";
 import { installed } from "../../tools/cmd/_helpers.ts";
 
 function run(line: string, cwd: string): void {
-  spawnSync("bash", ["-c", line], { cwd, stdio: "ignore", timeout: 20_000 });
+  spawnSync("bash", ["-c", line], { cwd, stdio: "ignore", timeout: 60_000 });
 }
 
 describe("archivers the analysis knows", { timeout: 120_000 }, () => {

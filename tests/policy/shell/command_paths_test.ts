@@ -570,7 +570,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         cwd: workspace,
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: outside, OLDPWD: outside },
         encoding: "utf8",
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.ok(`${run.stdout}${run.stderr}`.includes(PLANTED), `${line} did not read the planted file: ${run.stderr}`);
     }
@@ -601,7 +601,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // (before, an automatic answer printed the file outside).
       const decided = await decideCommand(line, { workspaceRoot: workspace, sandbox: "off" });
       assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
-      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
       assert.match(run.stdout, opened, `${line}: ${run.stdout} ${run.stderr}`);
     }
     // Archivers and compressors a policy file's allow rule lets run take such lists too: `zip -@` stores the files
@@ -628,7 +628,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       const run = spawnSync("bash", ["-c", `${line}${reader}`], {
         cwd: workspace,
         encoding: "latin1",
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.match(run.stdout, new RegExp(PLANTED), `${line}: ${run.stderr}`);
     }
@@ -689,7 +689,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       await personAsked(line, rules);
     }
     const made = join(outside, "made");
-    spawnSync("bash", ["-c", "sed 's/a/b/w ../outside/made' f.txt > out.txt"], { cwd: workspace, timeout: 10_000 });
+    spawnSync("bash", ["-c", "sed 's/a/b/w ../outside/made' f.txt > out.txt"], { cwd: workspace, timeout: 60_000 });
     try {
       assert.match(await readFile(made, "utf8"), /blpha/, "sed did not write the file outside");
     } finally {
@@ -718,7 +718,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       cwd: workspace,
       encoding: "utf8",
       env: { PATH: process.env.PATH ?? "/usr/bin:/bin" },
-      timeout: 10_000,
+      timeout: 60_000,
     });
     assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
     // A variable of the line's own, lower case, is the line's business as `x=1` is.
@@ -852,7 +852,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     );
     // Bash really lists the folder for each kind of word.
     for (const line of [`echo ${outside}/*`, `echo "${outside}"/*`, "echo ../outside/*", "echo ${x:-../outside/*}"]) {
-      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
       assert.match(run.stdout, /secret\.txt/, `${line}: ${run.stderr}`);
     }
     for (
@@ -901,7 +901,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     const run = spawnSync("bash", ["-c", `grep ${outside}/secret.txt {-vf,a}`], {
       cwd: workspace,
       encoding: "utf8",
-      timeout: 10_000,
+      timeout: 60_000,
     });
     assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
     // `--include=../*` is a pattern in a folder named `--include=..`, inside.
@@ -929,7 +929,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       const run = spawnSync("bash", ["-c", "POSIXLY_CORRECT=1 cat a -linked"], {
         cwd: workspace,
         encoding: "utf8",
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
       for (const line of ["cat -n a", "ls -la", "grep -rn x -- a", "sed -n -es/../x/ a"]) {
@@ -980,7 +980,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         }
       }
       for (const line of ["date -fk=y", "hexdump -fk=y a"]) {
-        const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+        const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
         assert.match(run.stdout + run.stderr, new RegExp(PLANTED), `${line} did not read the planted file`);
       }
       // Go's `-name=x` and clap's `-f=x` read what follows the `=`: still judged.
@@ -1037,7 +1037,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           const run = spawnSync("bash", ["-c", lines[0]], {
             cwd: workspace,
             encoding: "utf8",
-            timeout: 10_000,
+            timeout: 60_000,
             stdio: ["ignore", "pipe", "pipe"],
           });
           assert.match(run.stderr, new RegExp(PLANTED), `${lines[0]} did not print the line behind ${link}`);
@@ -1126,7 +1126,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
               const run = spawnSync("rg", ["hello"], {
                 cwd: folder,
                 encoding: "utf8",
-                timeout: 10_000,
+                timeout: 60_000,
                 stdio: ["ignore", "pipe", "pipe"],
               });
               assert.match(run.stderr, new RegExp(PLANTED), `rg hello did not print the exclude line with ${setup}`);
@@ -1139,7 +1139,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         await mkdir(join(folder, "sub"), { recursive: true });
         await writeFile(join(folder, "sub", "f.txt"), "hello\n");
         const git = (...args: string[]) =>
-          spawnSync("git", ["-C", folder, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { timeout: 10_000 });
+          spawnSync("git", ["-C", folder, "-c", "user.name=t", "-c", "user.email=t@t", ...args], { timeout: 60_000 });
         git("init", "-q");
         await writeFile(join(folder, ".git", "info", "exclude"), "*.log\n");
         git("commit", "-q", "--allow-empty", "-m", "i");
@@ -1183,7 +1183,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       await symlink(join(outside, "sshconfig"), join(workspace, "tr/sub/.info"));
       const installed = spawnSync("tree", ["--version"], { encoding: "utf8" }).status === 0;
       if (installed) {
-        const run = spawnSync("tree", ["--info", "tr"], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+        const run = spawnSync("tree", ["--info", "tr"], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
         assert.match(run.stdout, new RegExp(PLANTED), "tree --info did not print the line behind the link");
       }
       await rm(join(workspace, "tr/sub/.info"));
@@ -1293,7 +1293,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           assert.equal(check.verdict, "ask", `${line} was allowed`);
         }
       }
-      const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      const run = spawnSync("bash", ["-c", lines[0]], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
       assert.match(run.stdout, new RegExp(PLANTED), "bash reaches the link three folders down");
       // Once, or to an absolute folder inside, the folders are known as before.
       for (const line of ["cd d && cat x", `while false; do cd ${workspace}/src; done; ls`, "cd d; cd d; ls"]) {
@@ -1332,7 +1332,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // A dangling link that stays inside is judged inside.
       const inside = await decideCommand("touch chain/stays", { rules, workspaceRoot: workspace, sandbox: "off" });
       assert.equal(inside.decision, "allow", inside.reason);
-      spawnSync("bash", ["-c", "touch dangling"], { cwd: workspace, timeout: 10_000 });
+      spawnSync("bash", ["-c", "touch dangling"], { cwd: workspace, timeout: 60_000 });
       assert.equal(await realpath(join(workspace, "dangling")), join(outside, "new"), "touch created the target");
     } finally {
       await rm(join(workspace, "dangling"));
@@ -1562,7 +1562,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       const plain = await decideCommand("cp -r kit/kept copy", { rules, workspaceRoot: workspace, sandbox: "off" });
       assert.equal(plain.decision, "allow", plain.reason);
       // What the line would have done.
-      spawnSync("bash", ["-c", "cp -rT kit ."], { cwd: workspace, timeout: 10_000 });
+      spawnSync("bash", ["-c", "cp -rT kit ."], { cwd: workspace, timeout: 60_000 });
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "registry=http://evil.example/\n");
     } finally {
       for (const made of ["kit", "kept", ".git", ".npmrc", "copy"]) {
@@ -1580,7 +1580,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     await mkdir(join(workspace, "kit", ".git", "hooks"), { recursive: true });
     await writeFile(join(workspace, "kit", ".npmrc"), "registry=http://evil.example/\n");
     await writeFile(join(workspace, "kit", ".git", "hooks", "pre-commit"), "#!/bin/sh\n");
-    const packed = spawnSync("tar", ["-cf", "kit.tar", "-C", "kit", "."], { cwd: workspace, timeout: 10_000 });
+    const packed = spawnSync("tar", ["-cf", "kit.tar", "-C", "kit", "."], { cwd: workspace, timeout: 60_000 });
     assert.equal(packed.status, 0, String(packed.stderr));
     await mkdir(join(workspace, "sub"));
     await mkdir(join(workspace, ".git", "hooks"), { recursive: true });
@@ -1673,12 +1673,12 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // What the lines would have done.
       spawnSync("bash", ["-c", "dd if=a of=.npmrc && tar -xf kit.tar -C sub && csplit -s -f .git/hooks/pre- a 1"], {
         cwd: workspace,
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
       assert.equal(await readFile(join(workspace, "sub", ".npmrc"), "utf8"), "registry=http://evil.example/\n");
       assert.ok(existsSync(join(workspace, ".git", "hooks", "pre-00")), "csplit wrote a file in .git/hooks");
-      const made = spawnSync("mktemp", ["-p", ".git/hooks"], { cwd: workspace, encoding: "utf8", timeout: 10_000 });
+      const made = spawnSync("mktemp", ["-p", ".git/hooks"], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
       assert.ok(made.stdout.startsWith(".git/hooks/"), `mktemp made ${made.stdout}`);
     } finally {
       for (const made of ["kit", "kit.tar", "sub", ".git", ".npmrc", "b"]) {
@@ -1726,7 +1726,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         assert.ok(check.reasons.some((reason) => reason.includes("run a program")), check.reasons.join(" | "));
       }
       // What the line would have done.
-      spawnSync("cp", ["--parents", "kit/f", "sub"], { cwd: workspace, timeout: 10_000 });
+      spawnSync("cp", ["--parents", "kit/f", "sub"], { cwd: workspace, timeout: 60_000 });
       assert.equal(await readFile(join(workspace, "sub", "kit", "f"), "utf8"), "evil\n");
     } finally {
       for (const made of ["kit", "sub"]) await rm(join(workspace, made), { recursive: true, force: true });
@@ -1793,14 +1793,14 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         "uniq a .npmrc",
       ];
       for (const line of demonstrated) {
-        const ran = spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        const ran = spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
         assert.equal(ran.status, 0, String(ran.stderr));
       }
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
       if (demonstrated.length > 1) {
         assert.equal(await readFile(join(workspace, "kept", "f"), "utf8"), "old, kept in the backup\n");
       }
-      const packed = spawnSync("bash", ["-c", "tar -cf .npmrc a"], { cwd: workspace, timeout: 10_000 });
+      const packed = spawnSync("bash", ["-c", "tar -cf .npmrc a"], { cwd: workspace, timeout: 60_000 });
       assert.equal(packed.status, 0, String(packed.stderr));
       assert.notEqual(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
     } finally {
@@ -1847,7 +1847,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         assert.doesNotMatch(JSON.stringify(decided.check?.paths ?? []), /"decision":"deny"/, line);
       }
       // What the line would have done.
-      spawnSync("bash", ["-c", "find kept -delete"], { cwd: workspace, timeout: 10_000 });
+      spawnSync("bash", ["-c", "find kept -delete"], { cwd: workspace, timeout: 60_000 });
       assert.equal(existsSync(join(workspace, "kept")), false);
     } finally {
       await rm(join(workspace, "kept"), { recursive: true, force: true });
@@ -1989,7 +1989,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // What the lines would have done.
       for (const line of lines) {
         await rm(join(workspace, ".npmrc"), { force: true });
-        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
         assert.ok(existsSync(join(workspace, ".npmrc")), `${line} wrote .npmrc`);
       }
     } finally {
@@ -2039,7 +2039,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // What the lines would have done.
       spawnSync("bash", ["-c", "ln -s .git/hooks h; cp a h/pre-commit; ln .npmrc n && cp a n"], {
         cwd: workspace,
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.ok(existsSync(join(workspace, ".git", "hooks", "pre-commit")), "cp wrote a git hook through the link");
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "a\n");
@@ -2092,7 +2092,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       // What the lines would have done.
       for (const line of lines) {
         await rm(join(workspace, ".npmrc"), { force: true });
-        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
         assert.ok(existsSync(join(workspace, ".npmrc")), `${line} wrote .npmrc`);
       }
     } finally {
@@ -2183,10 +2183,10 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
           assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
         }
         // What the lines would have done.
-        spawnSync("git", ["init", "-q"], { cwd: workspace, timeout: 10_000 });
+        spawnSync("git", ["init", "-q"], { cwd: workspace, timeout: 60_000 });
         for (const line of lines) {
           await rm(join(workspace, ".npmrc"), { force: true });
-          spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+          spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
           assert.match(await readFile(join(workspace, ".npmrc"), "utf8"), /\[a\]/, `${line} wrote .npmrc`);
         }
       } finally {
@@ -2274,7 +2274,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       const read = await decideCommand("git config -f a --list", { rules, workspaceRoot: workspace, sandbox: "off" });
       assert.equal(read.decision, "ask", read.reason);
       // What the lines would have done.
-      for (const line of lines) spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 10_000 });
+      for (const line of lines) spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
       assert.match(await readFile(join(workspace, ".npmrc"), "utf8"), /evil[\s\S]*\[a\]/);
     } finally {
       for (const made of [".npm", ".npmrc", "kept"]) await rm(join(workspace, made), { recursive: true, force: true });
@@ -2308,7 +2308,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         assert.equal(decided.decision, "allow", `${line}: ${decided.reason}`);
       }
       // What the line would have done.
-      spawnSync("bash", ["-c", "cp -b -S rc a .npm"], { cwd: workspace, timeout: 10_000 });
+      spawnSync("bash", ["-c", "cp -b -S rc a .npm"], { cwd: workspace, timeout: 60_000 });
       assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "registry=http://evil.example/\n");
     } finally {
       for (const made of [".npm", ".npmrc", "b", "b.bak"]) await rm(join(workspace, made), { force: true });
@@ -2344,7 +2344,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         });
         assert.equal(plain.decision, "allow", plain.reason);
         // What the line would have done.
-        spawnSync("bash", ["-c", `gawk -i inplace '{print "evil"}' .npmrc`], { cwd: workspace, timeout: 10_000 });
+        spawnSync("bash", ["-c", `gawk -i inplace '{print "evil"}' .npmrc`], { cwd: workspace, timeout: 60_000 });
         assert.equal(await readFile(join(workspace, ".npmrc"), "utf8"), "evil\n");
       } finally {
         await rm(join(workspace, ".npmrc"), { force: true });
@@ -2383,7 +2383,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     // Like /dev/zero (1, 5): reading it gives bytes no file of the workspace holds.
     const made = spawnSync("sh", ["-c", "mknod dv/zero c 1 5 && mknod dv/sub/disk b 7 0"], {
       cwd: workspace,
-      timeout: 10_000,
+      timeout: 60_000,
     });
     if (made.status !== 0) {
       await rm(folder, { recursive: true, force: true });
@@ -2391,7 +2391,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       return;
     }
     try {
-      const run = spawnSync("head", ["-c", "4", "dv/zero"], { cwd: workspace, timeout: 10_000 });
+      const run = spawnSync("head", ["-c", "4", "dv/zero"], { cwd: workspace, timeout: 60_000 });
       assert.deepEqual([...run.stdout], [0, 0, 0, 0], "head read no bytes from the device node");
       const asking = [
         "cat dv/zero",
@@ -2433,7 +2433,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     // head -c 200 k` the kernel's log.
     const folder = await mkdtemp(join(workspace, "mk-"));
     try {
-      const made = spawnSync("sh", ["-c", "mknod z c 1 5 && head -c 4 z"], { cwd: folder, timeout: 10_000 });
+      const made = spawnSync("sh", ["-c", "mknod z c 1 5 && head -c 4 z"], { cwd: folder, timeout: 60_000 });
       if (made.status !== 0) return t.skip("mknod needs root");
       assert.deepEqual([...made.stdout], [0, 0, 0, 0], "the line read the device it made");
       const options = ["", "-m 600 ", "-m600 ", "--mode=600 ", "--mode 600 ", "--mo 600 ", "-Z ", "-- "];
@@ -2571,7 +2571,7 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
         cwd: workspace,
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", LC_ALL: "C" },
         encoding: "utf8",
-        timeout: 10_000,
+        timeout: 60_000,
       });
       assert.match(run.stdout, new RegExp(PLANTED), run.stderr);
       assert.equal(

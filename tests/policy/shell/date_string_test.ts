@@ -44,7 +44,7 @@ describe('a date string\'s TZ="FILE" is a file read', () => {
       cwd: workspace,
       encoding: "utf8",
       env: { PATH: "/usr/bin:/bin", TZ: "UTC" },
-      timeout: 10_000,
+      timeout: 60_000,
     });
     // Midnight in Tokyo is 15:00 UTC: the outside file was read.
     assert.equal(run.stdout.trim(), "15");

@@ -62,7 +62,7 @@ const run = (line: string) =>
   spawnSync("bash", ["-c", line], {
     cwd: workspace,
     encoding: "utf8",
-    timeout: 10_000,
+    timeout: 60_000,
     env: { PATH: "/usr/bin:/bin" },
   });
 const check = (line: string, sandbox: (typeof SANDBOXES)[number]) =>

@@ -351,7 +351,7 @@ describe("xxd: generated lines, run for real", { skip: DIFFERENTIAL_DENO_ONLY },
         if (result.verdict !== "allow") return;
         allowed++;
         const before = await snapshot();
-        spawnSync("bash", ["-c", command], { cwd: workspaceRoot, input: "", timeout: 10_000 });
+        spawnSync("bash", ["-c", command], { cwd: workspaceRoot, input: "", timeout: 60_000 });
         assert.equal(await snapshot(), before, `${command} was allowed and wrote a file`);
       }),
       { seed: SEED, numRuns: RUNS },

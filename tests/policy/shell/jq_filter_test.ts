@@ -170,7 +170,7 @@ describe("jq filters", { timeout: 30_000 }, () => {
         const run = spawnSync("jq", ["-nr", text], {
           encoding: "utf8",
           env: { ...process.env, X: "LEAKED" },
-          timeout: 10_000,
+          timeout: 60_000,
         });
         if (!run.stdout.includes("LEAKED")) return;
         leaks++;

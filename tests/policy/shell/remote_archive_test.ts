@@ -24,7 +24,7 @@ describe("remote archives", { timeout: 60_000 }, () => {
         const traced = spawnSync("strace", ["-f", "-e", "trace=execve", "tar", "-tf", "localhost:x.tar"], {
           cwd: folder,
           encoding: "utf8",
-          timeout: 20_000,
+          timeout: 60_000,
         });
         assert.match(traced.stderr, /execve\("[^"]*rsh"/, "tar ran no remote shell");
       }
@@ -69,7 +69,7 @@ describe("remote archives", { timeout: 60_000 }, () => {
         const traced = spawnSync("strace", ["-f", "-e", "trace=execve", "rsync", "--list-only", "localhost:"], {
           cwd: folder,
           encoding: "utf8",
-          timeout: 20_000,
+          timeout: 60_000,
         });
         assert.match(traced.stderr, /execve\("[^"]*ssh"/, "rsync ran no ssh");
       }

@@ -123,7 +123,7 @@ describe("rulesRiskAssessor", () => {
     // What such a line does to a process it did not start: prlimit takes the files of a running one.
     const other = spawn("sleep", ["30"], { stdio: "ignore" });
     try {
-      const set = spawnSync("prlimit", ["--pid", String(other.pid), "--nofile=7:7"], { timeout: 10_000 });
+      const set = spawnSync("prlimit", ["--pid", String(other.pid), "--nofile=7:7"], { timeout: 60_000 });
       if (set.error === undefined && set.status === 0) {
         assert.match(readFileSync(`/proc/${other.pid}/limits`, "utf8"), /Max open files\s+7\s+7/);
       }

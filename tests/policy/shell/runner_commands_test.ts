@@ -51,7 +51,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
         spawnSync("bash", ["-c", "perf stat -o /dev/null touch made"], {
           cwd: folder,
           stdio: "ignore",
-          timeout: 20_000,
+          timeout: 60_000,
         });
         assert.ok(existsSync(join(folder, "made")), "perf stat ran touch");
       }
@@ -92,7 +92,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
         const [program, line] of [["logsave", "logsave /dev/null touch made1"], ["ld.so", "ld.so /usr/bin/touch made2"]]
       ) {
         if (!installed(program)) continue;
-        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 60_000 });
         assert.ok(existsSync(join(folder, line.split(" ").at(-1)!)), `${line} ran touch`);
       }
     } finally {
@@ -127,7 +127,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       // What the lines do when run: each writes .npmrc.
       for (const line of lines) {
         await rm(join(folder, ".npmrc"), { force: true });
-        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        spawnSync("bash", ["-c", line], { cwd: folder, stdio: "ignore", timeout: 60_000 });
         assert.ok(existsSync(join(folder, ".npmrc")), `${line} wrote .npmrc`);
       }
     } finally {
@@ -294,7 +294,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       }
       // What the line does when run: unshare's shell runs touch.
       if (installed("unshare")) {
-        spawnSync("bash", ["-c", "unshare <<< 'touch made-by-unshare'"], { cwd: folder, timeout: 20_000 });
+        spawnSync("bash", ["-c", "unshare <<< 'touch made-by-unshare'"], { cwd: folder, timeout: 60_000 });
         assert.ok(existsSync(join(folder, "made-by-unshare")), "unshare's shell ran touch");
       }
     } finally {
@@ -317,7 +317,7 @@ describe("what a runner runs", { timeout: 120_000 }, () => {
       // What gmake does when run: it runs the Makefile's recipe.
       if (installed("gmake")) {
         await writeFile(join(folder, "Makefile"), "all:\n\t@touch made-by-gmake\n");
-        spawnSync("gmake", [], { cwd: folder, stdio: "ignore", timeout: 20_000 });
+        spawnSync("gmake", [], { cwd: folder, stdio: "ignore", timeout: 60_000 });
         assert.ok(existsSync(join(folder, "made-by-gmake")), "gmake ran the Makefile");
       }
     } finally {

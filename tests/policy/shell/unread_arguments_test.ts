@@ -27,7 +27,7 @@ function runLine(line: string, folder: string): void {
     cwd: folder,
     stdio: ["ignore", "ignore", "ignore"],
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: folder },
-    timeout: 10_000,
+    timeout: 60_000,
   });
 }
 

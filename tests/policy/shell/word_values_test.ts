@@ -95,7 +95,7 @@ function bashArguments(lines: string[]): string[] {
   const result = spawnSync(
     "bwrap",
     ["--ro-bind", "/", "/", "--unshare-all", "--die-with-parent", "/usr/bin/env", "-i", "/bin/bash", "-c", script],
-    { encoding: "latin1", timeout: 20_000 },
+    { encoding: "latin1", timeout: 60_000 },
   );
   return result.stdout.split(MARKER).slice(0, lines.length);
 }

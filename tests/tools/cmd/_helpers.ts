@@ -61,8 +61,11 @@ export async function pidsWithArgs(...words: string[]): Promise<number[]> {
   return found;
 }
 
-/** Polls `check` every 50 ms until it is true or `ms` pass; returns its last answer. */
-export async function eventually(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<boolean> {
+/**
+ * Polls `check` every 50 ms until it is true or `ms` pass; returns its last answer. The bound only ends a hang: what
+ * is awaited comes at once on a quiet machine, and seconds late on a loaded one.
+ */
+export async function eventually(check: () => Promise<boolean> | boolean, ms = 60_000): Promise<boolean> {
   const deadline = Date.now() + ms;
   for (;;) {
     if (await check()) return true;

@@ -140,7 +140,7 @@ describe("background jobs", () => {
         await box.call(session, "bash_background", { command: `sleep ${mark} & sleep ${mark}` }),
       );
       okOutput(await box.call(session, "bash_wait", { id: first.id, timeout_s: 10 }));
-      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 2, 5000));
+      assert.ok(await eventually(async () => (await pidsWithArgs("sleep", mark)).length === 2, 60_000));
       const stopped = okOutput<JobReport>(await box.call(session, "bash_stop", { id: second.id }));
       assert.equal(stopped.status, "killed");
       assert.equal(stopped.stopped, true);

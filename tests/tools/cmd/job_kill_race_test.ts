@@ -31,7 +31,7 @@ describe("jobs end with their session, however early it closes", () => {
           if (round % 2) await new Promise((resolve) => setTimeout(resolve, round % 7));
           await session.close();
         }
-        const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 5_000);
+        const gone = await eventually(async () => (await pidsWithArgs("sleep", marker)).length === 0, 60_000);
         assert.ok(gone, `left running: ${(await pidsWithArgs("sleep", marker)).join(", ")}`);
       } finally {
         await killSleeps(marker);

@@ -102,7 +102,7 @@ describe("programs whose effects the checker does not know, without the sandbox"
       ) await personNeeded(line, at.dir);
       // The class, shown without toolfence: capsh runs the workspace's script, which reads and writes outside.
       if (installed("capsh")) {
-        const out = execFileSync("capsh", ["--", "x.sh"], { cwd: at.dir, encoding: "utf8", timeout: 20_000 });
+        const out = execFileSync("capsh", ["--", "x.sh"], { cwd: at.dir, encoding: "utf8", timeout: 60_000 });
         assert.ok(out.includes(SECRET), "capsh -- x.sh runs x.sh");
         assert.ok(existsSync(at.marker));
       }
@@ -359,7 +359,7 @@ describe("programs whose effects the checker does not know, without the sandbox"
         `echo $(( 'a[${run}]' ))`,
       ];
       for (const line of lines) {
-        spawnSync("bash", ["-c", line], { cwd: at.dir, stdio: "ignore", timeout: 10_000 });
+        spawnSync("bash", ["-c", line], { cwd: at.dir, stdio: "ignore", timeout: 60_000 });
         assert.ok(existsSync(at.marker), `${line} did not run the hidden command under bash`);
         await rm(at.marker);
         await personNeeded(line, at.dir);
@@ -391,7 +391,7 @@ describe("programs whose effects the checker does not know, without the sandbox"
         "nice env --ch sub cat lnk",
       ];
       for (const line of lines) await personNeeded(line, at.dir);
-      const shown = spawnSync("bash", ["-c", lines[0]], { cwd: at.dir, encoding: "utf8", timeout: 10_000 });
+      const shown = spawnSync("bash", ["-c", lines[0]], { cwd: at.dir, encoding: "utf8", timeout: 60_000 });
       assert.match(shown.stdout, new RegExp(SECRET), shown.stderr);
       const result = await runAuto(at.dir, lines[0]);
       assert.doesNotMatch(JSON.stringify(result), new RegExp(SECRET));

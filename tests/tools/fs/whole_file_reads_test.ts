@@ -43,7 +43,7 @@ before(async () => {
 after(() => layout.cleanup());
 
 describe("whole-file reads on either side of their buffer sizes", () => {
-  test("readBufferFor: the size and one byte more, within its bounds", { timeout: 10_000 }, () => {
+  test("readBufferFor: the size and one byte more, within its bounds", { timeout: 60_000 }, () => {
     assert.equal(readBufferFor(0).length, SMALLEST);
     assert.equal(readBufferFor(SMALLEST - 1).length, SMALLEST);
     assert.equal(readBufferFor(SMALLEST).length, SMALLEST + 1);

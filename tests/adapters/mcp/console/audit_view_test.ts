@@ -9,7 +9,7 @@ import { readAudit } from "../../../../adapters/mcp/console/_audit_view.ts";
 import { AuditLog } from "../../../../policy/audit/audit_log.ts";
 
 describe("readAudit", () => {
-  test("never reads through a link at the log's name or its rotation's", { timeout: 10_000 }, async () => {
+  test("never reads through a link at the log's name or its rotation's", { timeout: 60_000 }, async () => {
     const base = await realpath(await mkdtemp(join(tmpdir(), "toolfence-audit-view-")));
     try {
       const line = (text: string) => JSON.stringify({ time: "2026-01-01T00:00:00Z", type: "call", tenant: "a", text });
