@@ -64,6 +64,12 @@ export const isWellFormed = (text: string): boolean => (text as unknown as { isW
  * `text` with each lone surrogate replaced by U+FFFD, as a UTF-8 encoder writes it: text every client and API can
  * carry. Strict JSON parsers refuse a lone surrogate ("\ud800"), Anthropic's API among them ("The request body is not
  * valid JSON: no low surrogate in string"), and Python's UTF-8 encode raises on one.
+ *
+ * @example
+ * ```ts
+ * import { wellFormed } from "@toolfence/core";
+ * console.log(wellFormed("a\ud800b")); // "a\ufffdb"
+ * ```
  */
 export function wellFormed(text: string): string {
   return isWellFormed(text) ? text : (text as unknown as { toWellFormed(): string }).toWellFormed();

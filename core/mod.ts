@@ -151,7 +151,7 @@ export {
 export { dialectByName, type JsonSchemaToolSpec } from "./dialects.ts";
 export { planSegments } from "./batch.ts";
 export { capText } from "./_call_output.ts";
-export { textPrefix } from "./_text_prefix.ts";
+export { textPrefix, wellFormed } from "./_text_prefix.ts";
 export { checkOutput, outputCheckedAgainst, type OutputSchema } from "./_call_output_schema.ts";
 export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";

@@ -7,7 +7,7 @@
 
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { textPrefix } from "@toolfence/core";
+import { textPrefix, wellFormed } from "@toolfence/core";
 import { mcpTypes } from "./_sdk.ts";
 
 const { JSONRPCMessageSchema, JSONRPCNotificationSchema, JSONRPCRequestSchema } = mcpTypes;
@@ -25,10 +25,13 @@ export const JSONRPC_ERRORS = {
  * A string the client sent, as an error message repeats it: whole up to `max`
  * characters, else cut with its length. A protocol error is a short sentence
  * for a model; a tool name, cursor or URI of megabytes was repeated whole (a
- * 1 MB URI answered with 2 MB, in the message and again in its data).
+ * 1 MB URI answered with 2 MB, in the message and again in its data). A
+ * lone surrogate in it is U+FFFD, as in a tool's result: JSON.stringify
+ * writes one as "\ud800", which strict parsers (a Rust client's serde_json,
+ * Anthropic's API, once the model's transcript holds it) refuse.
  */
 export function echoed(text: string, max = 100): string {
-  return text.length <= max ? text : `${textPrefix(text, max)}… (${text.length} characters)`;
+  return wellFormed(text.length <= max ? text : `${textPrefix(text, max)}… (${text.length} characters)`);
 }
 
 /** A request id as an error message names it: a string one cut as {@linkcode echoed} cuts. */

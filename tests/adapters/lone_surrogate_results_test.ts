@@ -92,6 +92,23 @@ function makeBox() {
   }));
 }
 
+/** Runs `body` with the official MCP client connected to a server of {@linkcode makeBox}'s tools. */
+async function withMcpClient(body: (client: Client) => Promise<void>): Promise<void> {
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-surrogates-"));
+  const served = createMcpServer(makeBox(), { workspace: dir });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: "t", version: "1" });
+  try {
+    await served.server.connect(serverSide);
+    await client.connect(clientSide);
+    await body(client);
+  } finally {
+    await client.close();
+    await served.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+}
+
 describe("a lone surrogate in a tool's result reaches the model as U+FFFD", () => {
   test("Anthropic takes the reply, and the lossless results hold U+FFFD", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
@@ -118,23 +135,32 @@ describe("a lone surrogate in a tool's result reaches the model as U+FFFD", () =
   });
 
   test("over MCP, every text and structuredContent is well-formed", { timeout: 60_000 }, async () => {
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-surrogates-"));
-    const served = createMcpServer(makeBox(), { workspace: dir });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    const client = new Client({ name: "t", version: "1" });
-    try {
-      await served.server.connect(serverSide);
-      await client.connect(clientSide);
+    await withMcpClient(async (client) => {
       for (const what of Object.keys(OUTPUTS)) {
         const result = await client.callTool({ name: "emit", arguments: { what } }) as CallToolResult;
         assert.equal(illFormedIn(result), undefined, what);
         assert.match((result.content[0] as { text: string }).text, /\uFFFD/, what);
       }
-    } finally {
-      await client.close();
-      await served.close();
-      await fs.rm(dir, { recursive: true, force: true });
-    }
+    });
+  });
+
+  test("over MCP, a protocol error repeating what the client sent (a tool name, cursor, URI) is well-formed", {
+    timeout: 60_000,
+  }, async () => {
+    await withMcpClient(async (client) => {
+      const refusals = [
+        () => client.callTool({ name: "no\ud800pe", arguments: {} }),
+        () => client.listTools({ cursor: "c\udc00" }),
+        () => client.readResource({ uri: "toolfence://calls/x\ud800" }),
+        // 101 UTF-16 units: cut at 100, inside the pair.
+        () => client.callTool({ name: `${"n".repeat(99)}\ud83d\ude00`, arguments: {} }),
+      ];
+      for (const refusal of refusals) {
+        const error = await refusal().then(() => assert.fail("answered"), (error: Error) => error);
+        assert.equal(illFormedIn({ message: error.message, data: (error as { data?: unknown }).data }), undefined);
+        assert.match(error.message, /\uFFFD|… \(101 characters\)/);
+      }
+    });
   });
 
   test("a web page's text and console messages, read by the browser tools", {
