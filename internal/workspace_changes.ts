@@ -1085,16 +1085,21 @@ async function reportScanChanges(
   const created: [string, StatEntry][] = [];
   const deleted = new Map<number, [string, StatEntry]>();
   const gone: [string, StatEntry][] = [];
+  // What the path rules hide is never named to the model, whoever changed it: a command the person let run without
+  // the sandbox, or another process meanwhile (before, `.env` deleted or renamed to a visible name was reported as
+  // deleted, with its size). A visible file renamed from a hidden name is reported as created.
+  const hidden = (rel: string) => ctx.policy.files.isHidden(path.join(root, rel));
   for (const [rel, now] of after.entries) {
     const pause = slice.pause();
     if (pause) await pause;
     const was = before.entries.get(rel);
     if (was === undefined) {
-      created.push([rel, now]);
+      if (!hidden(rel)) created.push([rel, now]);
       continue;
     }
     const sameStat = was.key === now.key && was.mode === now.mode && was.type === now.type;
     if (sameStat && (was.type === "directory" || settled(was, before.startedAt))) continue;
+    if (hidden(rel)) continue;
     const wasState = beforeState(was, hashes);
     const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
     if (afterState === null) continue;
@@ -1109,7 +1114,7 @@ async function reportScanChanges(
   for (const [rel, was] of before.entries) {
     const pause = slice.pause();
     if (pause) await pause;
-    if (after.entries.has(rel)) continue;
+    if (after.entries.has(rel) || hidden(rel)) continue;
     if (was.type !== "directory") deleted.set(was.ino, [rel, was]);
     gone.push([rel, was]);
   }

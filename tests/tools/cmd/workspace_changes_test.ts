@@ -13,6 +13,7 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import * as v from "valibot";
 import { Session } from "../../../policy/session.ts";
+import { PolicyRules } from "../../../policy/mod.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { ToolBox } from "../../../toolbox.ts";
@@ -252,6 +253,44 @@ describe(`bash reports what it changed (sandbox ${sandbox})`, { concurrency: fal
     const again = await box.call(session, "bash_read", { id: (started.output as { id: string }).id });
     assert.deepEqual(again.filesystemChanges, [], "reported once");
   });
+});
+
+describe("what the path rules hide is never named in a report", () => {
+  test(
+    "whoever changed it: deleted, modified, made or moved there; a visible file moved from a hidden name is created",
+    {
+      timeout: 60_000,
+    },
+    async () => {
+      // Before, `.env` deleted (by a command a person let run without the sandbox, or by another process meanwhile) or
+      // renamed to a visible name was reported as deleted, with its size.
+      const dir = await fsp.realpath(await fsp.mkdtemp(path.join(os.tmpdir(), "toolfence-hidden-changes-")));
+      const rules = PolicyRules.fromLayers([{
+        name: "project",
+        config: { paths: { deny: ["**/.env", "secrets/**"] } },
+      }], dir);
+      const hiding = new Session({ workspace: dir, host, sandbox: "off", rules });
+      try {
+        await fsp.mkdir(path.join(dir, "sub"));
+        for (
+          const [name, text] of [[".env", "A=1\n"], ["sub/.env", "B=2\n"], ["c/.env", "C=3\n"], ["old.txt", "old\n"]]
+        ) {
+          await fsp.mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+          await fsp.writeFile(path.join(dir, name), text);
+        }
+        const result = await box.call(hiding, "between", {
+          script:
+            "rm sub/.env && echo more >> c/.env && mv .env visible.txt && mkdir secrets && echo k > secrets/key && " +
+            "mv old.txt secrets/old && echo n > new/.env 2>/dev/null; mkdir new && echo n > new/.env && echo s > seen.txt",
+        });
+        assert.equal(result.status, "success", result.error);
+        assert.deepEqual(kinds(result), ["created new", "created seen.txt", "created visible.txt", "deleted old.txt"]);
+      } finally {
+        await hiding.close();
+        await fsp.rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });
 
 describe("what a watcher would miss is seen", { concurrency: false }, () => {
