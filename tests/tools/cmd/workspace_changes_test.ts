@@ -91,7 +91,12 @@ after(async () => {
 async function checked(name: string, args: Record<string, unknown>, status = "success"): Promise<ToolResult> {
   const disk = diskState(workdir);
   const result = await box.call(session, name, args);
-  assert.equal(result.status, status, `${name} ${JSON.stringify(args)}: ${result.error}`);
+  // The output too: a command's stderr says why it failed (one such failure in CI said only "exited with code 1").
+  assert.equal(
+    result.status,
+    status,
+    `${name} ${JSON.stringify(args)}: ${result.error} ${JSON.stringify(result.output)}`,
+  );
   assertChangesMatch(result.filesystemChanges, disk, diskState(workdir), { unknownBefore: true });
   return result;
 }
