@@ -90,7 +90,7 @@ export {
 } from "./path_globs.ts";
 export { type GroupProcess, sandboxMakesSession, spawnGroup, type SpawnGroupOptions } from "./process_group.ts";
 export { settlesWithin } from "./settles_within.ts";
-export { captureOutput, type OutputCapture } from "./process_output.ts";
+export { captureOutput, type OutputCapture, type ReadyOutcome } from "./process_output.ts";
 export { type ProbeOutcome, runProbe, shellOutput } from "./probe_process.ts";
 export {
   type ChildListing,

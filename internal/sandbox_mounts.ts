@@ -267,14 +267,16 @@ export interface SecretMasks {
  * not system folders), the caller's home, every existing file of
  * {@linkcode MASKED_FILES}, the ssh host keys, and every file and folder of
  * `/etc` that others may not read. Folders that are symlinks are masked at
- * their target.
+ * their target. A look is kept a few seconds; `fresh` takes a new one.
  */
-export function secretMasks(): Promise<SecretMasks> {
-  // Looked up again after a few seconds: the folders of a machine rarely change,
-  // and /home and /root are masked whole whatever appears in them.
+export function secretMasks(fresh = false): Promise<SecretMasks> {
+  // Looked up again after a few seconds (or at once, `fresh`, where a kept look proved stale): the folders of a
+  // machine rarely change, and /home and /root are masked whole whatever appears in them.
   const home = homeFolder();
   const now = Date.now();
-  if (cachedMasks === undefined || cachedMasks.home !== home || now - cachedMasks.at > MASK_CACHE_MS) {
+  if (
+    fresh || cachedMasks === undefined || cachedMasks.home !== home || now - cachedMasks.at > MASK_CACHE_MS
+  ) {
     cachedMasks = { home, at: now, masks: findSecretMasks(home) };
     cachedMasks.masks.catch(() => cachedMasks = undefined);
   }

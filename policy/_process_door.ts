@@ -36,6 +36,7 @@ import {
   isExecutableFile,
   lstatConfined,
   mkdirsConfined,
+  type OutputCapture,
   REPOSITORY_STORE_GLOBS,
   sandboxMakesSession,
   settlesWithin,
@@ -53,6 +54,7 @@ import { KernelObjectsHolder } from "./_kernel_objects.ts";
 import {
   bubblewrapStatus,
   type QuarantinedPath,
+  SANDBOX_READY,
   sandboxArgv,
   type SandboxedCommand,
   sandboxUnavailable,
@@ -86,6 +88,8 @@ export interface ProcessDoorDeps {
 // What the start needs once the request is judged.
 interface Judged {
   wrapped: SandboxedCommand;
+  /** The command wrapped again, on a new look at the machine: for a sandbox bubblewrap failed to make. */
+  rewrap(): Promise<SandboxedCommand>;
   /** The argv the sandbox wraps: the last elements of `wrapped.argv`. */
   command: readonly string[];
   cwd: string;
@@ -104,6 +108,31 @@ interface Judged {
  * the spawn passes them and forks the whole server (a command there took 62 ms against 33 with one folder a mount).
  */
 const CAPTURES = "output";
+
+// How many times a command is started where bubblewrap fails to make its sandbox (see setupFailed).
+const SANDBOX_ATTEMPTS = 2;
+// How long the start waits for the sandbox to be made (its first process's SANDBOX_READY) before it hands the
+// process on as started: a sandbox that takes longer on a loaded machine is not started again if it fails.
+const READY_WAIT_MS = 10_000;
+
+// Whether bubblewrap failed to make the sandbox of `process`: its stderr ended without SANDBOX_READY, after
+// bubblewrap's own error, and it exited. Nothing of the command ran then: the ready line is the sandbox's first
+// process's first act, before the command starts, so no command can forge a failure (and be run twice). Waits at
+// most READY_WAIT_MS, and not past an abort.
+async function setupFailed(process: GroupProcess, output: OutputCapture, signal?: AbortSignal): Promise<boolean> {
+  let stop!: () => void;
+  const stopped = new Promise<undefined>((done) => (stop = () => done(undefined)));
+  const timer = setTimeout(stop, READY_WAIT_MS);
+  signal?.addEventListener("abort", stop, { once: true });
+  try {
+    const outcome = await Promise.race([output.ready, stopped]);
+    if (outcome === undefined || outcome.ready || !outcome.before.startsWith("bwrap: ")) return false;
+    return await settlesWithin(process.exited, READY_WAIT_MS) && process.exit?.code !== 0;
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", stop);
+  }
+}
 
 // How long the end of a sandbox waits for the look at its tmpfs folders (see tmpfsAtEnd): a shell's spawn on a loaded
 // machine, or a `find` through a tmpfs of many files, must not keep a command past its timeout.
@@ -145,54 +174,78 @@ export class PolicyProcessDoor implements ProcessDoor {
     const judged = request.kind === "shell"
       ? await this.#judgeShell(request, tempDir, signal)
       : await this.#judgeProgram(request, tempDir, signal);
-    const { wrapped, cwd, env, watch } = judged;
+    const { cwd, env, watch } = judged;
+    let wrapped = judged.wrapped;
     let limited: LimitedCommand | undefined;
     // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders. Only the
     // counters are waited for: the removal of the group's folders goes on (the session waits for it as it closes).
     const release = () => Promise.resolve(limited?.counted()).then(() => wrapped.release());
     try {
-      requireFence(this.#deps.fence, "run", wrapped.argv[0]);
-      limited = await limitCommand(wrapped.argv, this.#deps.limits, {
-        privateTmp: wrapped.sandboxed,
-        tmpfsChecked: wrapped.tmpfsFolders !== undefined,
-        descriptors: wrapped.fds,
-        // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
-        // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
-        share: this.#deps.workspace.workdir,
-        // The host folders it may write, whose disk it may not fill (no rlimit or cgroup bounds their bytes).
-        disks: [this.#deps.workspace.workdir, tempDir],
-      });
-      requireFence(this.#deps.fence, "run", limited.argv[0]);
-      signal?.throwIfAborted();
       const dir = path.join(tempDir, CAPTURES, request.outputFolder);
       const name = request.name ?? randomUUID();
       const stdoutPath = path.join(dir, `${name}.stdout`);
       const stderrPath = path.join(dir, `${name}.stderr`);
-      const files = openOutputFiles(dir, name, this.#deps.workspace.roots());
-      let process: GroupProcess;
-      try {
-        process = await spawnGroup(limited.argv, {
-          cwd,
-          env,
-          extraFds: limited.descriptors,
-          diesWithLeader: wrapped.sandboxed,
-          ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
-        });
-      } catch (error) {
-        closeOutputFiles(files);
-        throw error;
-      }
-      // An abort that came while it was being started (the spawn waits a turn) stops it here: the caller's
-      // listener is added only once this returns, and an aborted signal never fires again.
       const removeOutput = () => {
         for (const file of [stdoutPath, stderrPath]) removeOutputFile(file);
       };
-      if (signal?.aborted) {
-        await process.terminate().catch(() => {});
-        await process.exited;
+      let process!: GroupProcess;
+      let files!: OutputFiles;
+      let output!: OutputCapture;
+      for (let attempt = 1; attempt <= SANDBOX_ATTEMPTS; attempt++) {
+        requireFence(this.#deps.fence, "run", wrapped.argv[0]);
+        limited = await limitCommand(wrapped.argv, this.#deps.limits, {
+          privateTmp: wrapped.sandboxed,
+          tmpfsChecked: wrapped.tmpfsFolders !== undefined,
+          descriptors: wrapped.fds,
+          // The workspace's commands share a parent group (twice the limits): before, a session held 16 commands'
+          // worth at once (four 100 MiB commands of one session ran together under memory 128 MiB).
+          share: this.#deps.workspace.workdir,
+          // The host folders it may write, whose disk it may not fill (no rlimit or cgroup bounds their bytes).
+          disks: [this.#deps.workspace.workdir, tempDir],
+        });
+        requireFence(this.#deps.fence, "run", limited.argv[0]);
+        signal?.throwIfAborted();
+        files = openOutputFiles(dir, name, this.#deps.workspace.roots());
+        try {
+          process = await spawnGroup(limited.argv, {
+            cwd,
+            env,
+            extraFds: limited.descriptors,
+            diesWithLeader: wrapped.sandboxed,
+            ...(request.kind === "program" && request.stdin !== undefined ? { input: request.stdin } : {}),
+          });
+        } catch (error) {
+          closeOutputFiles(files);
+          throw error;
+        }
+        // An abort that came while it was being started (the spawn waits a turn) stops it here: the caller's
+        // listener is added only once this returns, and an aborted signal never fires again.
+        if (signal?.aborted) {
+          await process.terminate().catch(() => {});
+          await process.exited;
+          closeOutputFiles(files);
+          removeOutput();
+          signal.throwIfAborted();
+        }
+        const spawned = process;
+        output = captureOutput(
+          process,
+          files,
+          request.maxOutputBytes,
+          () => void spawned.terminate(),
+          wrapped.sandboxed ? SANDBOX_READY : undefined,
+        );
+        if (attempt === SANDBOX_ATTEMPTS || !await setupFailed(process, output, signal)) break;
+        // bubblewrap could not make the sandbox, so nothing of the command ran: a mount's path it was planned on went
+        // meanwhile (a private file of /etc masked on a look kept 10 s, a hidden file of the workspace a command of
+        // the session removed). Before, the command failed with bubblewrap's error ("Can't create file at
+        // /etc/ssh/ssh_host_..._key: Read-only file system"); now it starts again once, on a new look at the machine.
+        await output.finished(spawned.exited.then(() => spawned.terminate()));
         closeOutputFiles(files);
         removeOutput();
-        signal.throwIfAborted();
+        await release();
+        limited = undefined;
+        wrapped = await judged.rewrap();
       }
       // What the sandbox's tmpfs folders hold as it is ended from outside (see tmpfsAtEnd), read before the end.
       let ended: TmpfsAtEnd = {};
@@ -210,8 +263,8 @@ export class PolicyProcessDoor implements ProcessDoor {
           return looked.then(() => end(graceMs));
         };
       }
-      limited.watch(() => void process.terminate());
-      const output = captureOutput(process, files, request.maxOutputBytes, () => void process.terminate());
+      const bounded = limited!;
+      bounded.watch(() => void process.terminate());
       // A process's group never outlives its leader: whatever it left running is ended.
       const groupGone = process.exited.then(() => process.terminate());
       const quarantined: QuarantinedPath[] = [];
@@ -219,7 +272,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         .finally(() => closeOutputFiles(files))
         .then(release)
         .then((moved) => void quarantined.push(...moved));
-      const hit = limited.hit;
+      const hit = bounded.hit;
       const call = request.kind === "shell" ? request.call : undefined;
       let reported = false;
       // The files the command created or grew, from its change report: one past the file size limit shows a write
@@ -374,35 +427,39 @@ export class PolicyProcessDoor implements ProcessDoor {
     // of the workspace for its protected paths (and what the command made of them) instead of walking it twice.
     const sandboxes = this.#deps.sandbox !== "off" && (await bubblewrapStatus()).path !== undefined;
     const watch = reader && sandboxes ? undefined : await watchWorkspace(request.call, { sandboxed: sandboxes });
-    const wrapped = await sandboxArgv(command, {
-      kernelObjects: this.#kernelObjects,
-      readOnlyFolders: [captures],
-      ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
-      workdir: cwd,
-      writable: reader ? [tempDir] : [workspace.workdir, tempDir],
-      readable: [...this.#deps.sandboxRead(), ...(reader ? [workspace.workdir] : [])],
-      workspace: workspace.workdir,
-      // In the captures' folder, read-only inside: the result names each moved file for a person to look at, and
-      // before, the next command rewrote it there (`echo forged > <moved_to>`).
-      ...(reader ? {} : { quarantine: path.join(captures, "protected-created") }),
-      mode: this.#deps.sandbox,
-      protectedPaths: reader ? [] : this.#deps.protectedPaths,
-      ...(watch && !reader ? { listing: watch.listing } : {}),
-      // An automatic yes or the MCP client's is no person's (before, under autoConfirm any line that asked, `eval
-      // 'grep -ra TOKEN .'`, printed the plain copy Subversion keeps of a hidden .env).
-      hiddenPaths: this.#hiddenPaths(authorization.via === "confirmed" && authorization.source === "user"),
-      // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
-      callerSession: !sandboxMakesSession(),
-      tmpSize: this.#deps.limits.tmpBytes,
-      // A tmpfs that filled is named whatever the command printed (see LimitedCommand.hit). Not after a reader's line,
-      // which writes nothing but its output (and what sort spills to its temp files, whose refusal sort says): the
-      // check is one more shell in the sandbox, about 2 ms of every command (bubblewrap's `echo hello` 7.05 against
-      // 9.18 ms), and most of an agent's lines read.
-      checkTmpfs: this.#checksTmpfs() && !reader,
-      fileSize: this.#deps.limits.fileSizeBytes,
-      // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
-      seccomp: true,
-    }).catch(async (error) => {
+    const sandbox = (fresh: boolean) =>
+      sandboxArgv(command, {
+        kernelObjects: this.#kernelObjects,
+        readOnlyFolders: [captures],
+        ...(request.egress ? { network: request.egress.network as { proxy: SandboxProxy } } : {}),
+        workdir: cwd,
+        writable: reader ? [tempDir] : [workspace.workdir, tempDir],
+        readable: [...this.#deps.sandboxRead(), ...(reader ? [workspace.workdir] : [])],
+        workspace: workspace.workdir,
+        // In the captures' folder, read-only inside: the result names each moved file for a person to look at, and
+        // before, the next command rewrote it there (`echo forged > <moved_to>`).
+        ...(reader ? {} : { quarantine: path.join(captures, "protected-created") }),
+        mode: this.#deps.sandbox,
+        protectedPaths: reader ? [] : this.#deps.protectedPaths,
+        ...(watch && !reader ? { listing: watch.listing } : {}),
+        // An automatic yes or the MCP client's is no person's (before, under autoConfirm any line that asked, `eval
+        // 'grep -ra TOKEN .'`, printed the plain copy Subversion keeps of a hidden .env).
+        hiddenPaths: this.#hiddenPaths(authorization.via === "confirmed" && authorization.source === "user"),
+        // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
+        callerSession: !sandboxMakesSession(),
+        tmpSize: this.#deps.limits.tmpBytes,
+        // A tmpfs that filled is named whatever the command printed (see LimitedCommand.hit). Not after a reader's line,
+        // which writes nothing but its output (and what sort spills to its temp files, whose refusal sort says): the
+        // check is one more shell in the sandbox, about 2 ms of every command (bubblewrap's `echo hello` 7.05 against
+        // 9.18 ms), and most of an agent's lines read.
+        checkTmpfs: this.#checksTmpfs() && !reader,
+        fileSize: this.#deps.limits.fileSizeBytes,
+        // fallocate refused: it reserves the host's disk faster than the disk watch reads it.
+        seccomp: true,
+        announcesReady: true,
+        freshLooks: fresh,
+      });
+    const wrapped = await sandbox(false).catch(async (error) => {
       await watch?.abandon();
       throw error;
     });
@@ -412,6 +469,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     if (wrapped.sandboxed) env.TMPDIR = "/tmp";
     return {
       wrapped,
+      rewrap: () => sandbox(true),
       command,
       cwd,
       env,
@@ -443,36 +501,41 @@ export class PolicyProcessDoor implements ProcessDoor {
     // command line that contains its own executable (adding `run -A`).
     const program = `${path.dirname(argv[0])}/./${path.basename(argv[0])}`;
     const command = [program, ...argv.slice(1)];
-    const wrapped = await sandboxArgv(command, {
-      kernelObjects: this.#kernelObjects,
-      workdir: request.cwd,
-      writable: [],
-      // By descriptor: a background command of the session swapped it for a link to another tenant's workspace
-      // (checks/private -> ../../tenants/bob), and bound by path the checker's cache was written there.
-      writableFolders: [privateDir],
-      readable: [
-        workspace.workdir,
-        // Its folder, not the file: an argument that is Deno's own execPath would be rewritten (see above).
-        path.dirname(argv[0]),
-        ...this.#deps.sandboxRead(),
-      ],
-      // What it reads in the workspace or the temp dir, by descriptor: bound by path, a folder on the way that a
-      // background command swapped for a link (d -> ../bob/sub) after the judge had bubblewrap bind another tenant's
-      // file, which check_types then parsed (a syntax error at bob's line 1, column 14).
-      readOnlyEntries: request.readable ?? [],
-      readOnlyBinds: request.readOnlyBinds ? await request.readOnlyBinds(privateDir) : [],
-      workspace: workspace.workdir,
-      hiddenPaths: this.#hiddenPaths(false),
-      protectedPaths: [],
-      privateHome: false,
-      mode: this.#deps.sandbox,
-      // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
-      callerSession: !sandboxMakesSession(),
-      tmpSize: this.#deps.limits.tmpBytes,
-      checkTmpfs: this.#checksTmpfs(),
-      fileSize: this.#deps.limits.fileSizeBytes,
-      seccomp: true,
-    });
+    const readOnlyBinds = request.readOnlyBinds ? await request.readOnlyBinds(privateDir) : [];
+    const sandbox = (fresh: boolean) =>
+      sandboxArgv(command, {
+        kernelObjects: this.#kernelObjects,
+        workdir: request.cwd,
+        writable: [],
+        // By descriptor: a background command of the session swapped it for a link to another tenant's workspace
+        // (checks/private -> ../../tenants/bob), and bound by path the checker's cache was written there.
+        writableFolders: [privateDir],
+        readable: [
+          workspace.workdir,
+          // Its folder, not the file: an argument that is Deno's own execPath would be rewritten (see above).
+          path.dirname(argv[0]),
+          ...this.#deps.sandboxRead(),
+        ],
+        // What it reads in the workspace or the temp dir, by descriptor: bound by path, a folder on the way that a
+        // background command swapped for a link (d -> ../bob/sub) after the judge had bubblewrap bind another tenant's
+        // file, which check_types then parsed (a syntax error at bob's line 1, column 14).
+        readOnlyEntries: request.readable ?? [],
+        readOnlyBinds,
+        workspace: workspace.workdir,
+        hiddenPaths: this.#hiddenPaths(false),
+        protectedPaths: [],
+        privateHome: false,
+        mode: this.#deps.sandbox,
+        // Unless spawnGroup starts it in a session of its own, with no terminal (see sandboxMakesSession).
+        callerSession: !sandboxMakesSession(),
+        tmpSize: this.#deps.limits.tmpBytes,
+        checkTmpfs: this.#checksTmpfs(),
+        fileSize: this.#deps.limits.fileSizeBytes,
+        seccomp: true,
+        announcesReady: true,
+        freshLooks: fresh,
+      });
+    const wrapped = await sandbox(false);
     if (!wrapped.sandboxed) {
       await this.#allowUnconfined(request, wrapped.reason ?? "the sandbox is off", signal);
     }
@@ -485,6 +548,7 @@ export class PolicyProcessDoor implements ProcessDoor {
     };
     return {
       wrapped: wrapped.sandboxed ? wrapped : { ...wrapped, argv: [...argv] },
+      rewrap: () => sandbox(true),
       command,
       cwd: request.cwd,
       env,

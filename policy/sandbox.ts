@@ -117,19 +117,29 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
 // Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
 // would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
 // Its variables are the shell's own (`toolfence_`, unset after), so that none of the command's is changed.
-function closingLine(keep: readonly number[]): string {
+// With `announce`, the line first writes SANDBOX_READY to stderr (see SandboxOptions.announcesReady).
+function closingLine(keep: readonly number[], announce: boolean): string {
   const kept = keep.length === 0 ? "" : ` && [[ " ${keep.join(" ")} " != *" $toolfence_fd "* ]]`;
-  return "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
+  return (announce ? READY_LINE : "") + "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
     `((toolfence_fd > 2))${kept} && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; ` +
     "unset toolfence_fd; ";
 }
 
-function closingInherited(argv: readonly string[], keep: readonly number[]): string[] {
+function closingInherited(argv: readonly string[], keep: readonly number[], announce: boolean): string[] {
   if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {
-    return [argv[0], "-c", closingLine(keep) + argv[2], ...argv.slice(3)];
+    return [argv[0], "-c", closingLine(keep, announce) + argv[2], ...argv.slice(3)];
   }
-  return ["/bin/bash", "-c", `${closingLine(keep)}exec "$@"`, "bash", ...argv];
+  return ["/bin/bash", "-c", `${closingLine(keep, announce)}exec "$@"`, "bash", ...argv];
 }
+
+/**
+ * What the sandbox's first process writes to stderr before anything else (where
+ * {@linkcode SandboxOptions.announcesReady}): bubblewrap has made every mount by
+ * then, and the command has not started. No text a program prints (NUL-framed).
+ */
+export const SANDBOX_READY = "\0toolfence:sandbox-ready\0";
+// bash's printf of SANDBOX_READY, its NULs as octal escapes.
+const READY_LINE = "printf '\\000toolfence:sandbox-ready\\000' >&2; ";
 
 // The shell text of a `find` printing the first file of `folder` (shell words, expanded by the shell) larger than
 // `over` bytes and smaller than `under`, by its absolute path (the command's PATH may name another), not across mounts
@@ -157,6 +167,7 @@ function tmpfsCheck(
   argv: readonly string[],
   keep: readonly number[],
   fileSize: number | undefined,
+  announce: boolean,
 ): string[] {
   // A file of a folder grown past the file size limit, no further than the kernel lets it (a block, 1 KiB, past it):
   // the process door's watch sees the workspace's files only, and before, `head -c 20M /dev/zero > /tmp/x
@@ -172,7 +183,7 @@ function tmpfsCheck(
     ') && [ -n "$toolfence_big" ]; then ' +
     `echo "toolfence: $toolfence_big grew past sandbox.limits.fileSize (${fileSize} bytes) while the command ran; ` +
     `the command's exit status was $toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; `;
-  const script = closingLine(keep) +
+  const script = closingLine(keep, announce) +
     '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' + sizeCheck +
     "toolfence_name=.toolfence-tmpfs-check-$RANDOM$RANDOM$RANDOM; " +
     `for toolfence_dir in ${quoted}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
@@ -538,6 +549,18 @@ export interface SandboxOptions {
    * further than a block, as the kernel stops it) makes the sandbox exit with `TMPFS_FULL_EXIT` as well, saying so.
    */
   fileSize?: number;
+  /**
+   * Whether the sandbox's first process writes {@linkcode SANDBOX_READY} to stderr before the command starts (the
+   * process door's commands and checkers, whose capture takes it out again): a stderr that ends without it is
+   * bubblewrap's failure to make the sandbox, before anything of the command ran, which the door may start again
+   * (a mask's file of /etc gone since the masks were looked at). Default `false`: a browser's stderr is its own.
+   */
+  announcesReady?: boolean;
+  /**
+   * Look at the machine again (its secrets to mask) instead of taking the look kept from an earlier sandbox: for a
+   * sandbox started again after bubblewrap failed to make it.
+   */
+  freshLooks?: boolean;
 }
 
 /** A command ready to start, from {@linkcode sandboxArgv}. */
@@ -865,7 +888,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const readOnlyWorkdir = [...writable, ...ownFolders, ...readable, ...entries].some((p) => isWithin(workdir, p))
     ? []
     : ["--ro-bind", workdir, workdir];
-  const found = await secretMasks();
+  const found = await secretMasks(options.freshLooks === true);
   // Only the masks inside what is bound read-only matter: nothing else of the host is there.
   const masks = secretMountArgs({
     folders: found.folders.filter((folder) => inReadView(folder, readable) && stillThere(folder)),
@@ -887,6 +910,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   // What runs inside: the command, behind the forwarder where egress goes through a proxy, with its kept descriptors.
   const inner = proxy ? forwarderArgv(proxy, argv) : argv;
   const keep = options.keepDescriptors ?? [];
+  const announce = options.announcesReady === true;
   const protectedRoot = options.workspace ?? writable[0];
   const plan = protectedRoot === undefined
     ? { mounts: [], watched: [] }
@@ -1004,7 +1028,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       workdir,
       "--",
       // Outside the forwarder, whose relay stays running beside the command.
-      ...(check ? tmpfsCheck(checked, check.limit, inner, keep, grownPast) : closingInherited(inner, keep)),
+      ...(check
+        ? tmpfsCheck(checked, check.limit, inner, keep, grownPast, announce)
+        : closingInherited(inner, keep, announce)),
     ];
     return {
       argv: wrapped,
