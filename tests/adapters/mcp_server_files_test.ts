@@ -17,21 +17,11 @@ import { connect, startServer, textOf, writeTokens } from "./_http_harness.ts";
 import { TokenFile } from "../../adapters/mcp/http.ts";
 import { callOutput, startRawServer } from "./_raw_server.ts";
 import { DENO_PROCESS_ONLY, IS_DENO } from "../_runtime.ts";
+import { etcWritable } from "../_etc.ts";
 
 const ALICE = "alice-token-0123456789";
 const BOB = "bob-token-0123456789";
 const hasBwrap = (await bubblewrapStatus()).path !== undefined;
-
-// Whether this process may make a folder under /etc (root): looked at by making one and removing it at once, so
-// that a run that skips the tests below leaves nothing behind.
-async function etcWritable(): Promise<boolean> {
-  try {
-    await rm(await mkdtemp("/etc/toolfence-server-files-"), { recursive: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const canPlant = await etcWritable();
 

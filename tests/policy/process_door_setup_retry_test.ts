@@ -17,19 +17,9 @@ import { callbackHost } from "../../policy/hosts.ts";
 import { bubblewrapStatus } from "../../policy/sandbox.ts";
 import { ToolBox } from "../../toolbox.ts";
 import { cmdTools } from "../../tools/cmd/mod.ts";
+import { etcWritable } from "../_etc.ts";
 
 const status = await bubblewrapStatus();
-
-// The home folder lies where the sandbox shows the host read-only (/etc), so that bubblewrap cannot make its mount
-// point once it is gone; only root may make it there.
-async function etcWritable(): Promise<boolean> {
-  try {
-    await fsp.rm(await fsp.mkdtemp("/etc/toolfence-setup-retry-"), { recursive: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 const skip = (status.path === undefined && `bubblewrap is unavailable here: ${status.reason}`) ||
   (!(await etcWritable()) && "/etc is not writable");
@@ -58,6 +48,8 @@ test("a home folder removed after the sandbox's look does not fail the next comm
   timeout: 60_000,
   skip,
 }, async () => {
+  // The home folder lies where the sandbox shows the host read-only (/etc), so that bubblewrap cannot make its mount
+  // point once it is gone; only root may make it there.
   etc = await fsp.mkdtemp("/etc/toolfence-setup-retry-");
   await fsp.chmod(etc, 0o755);
   const gone = path.join(etc, "home");

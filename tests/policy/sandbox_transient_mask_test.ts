@@ -11,17 +11,9 @@ import path from "node:path";
 import process from "node:process";
 import { bubblewrapStatus, sandboxArgv } from "../../policy/sandbox.ts";
 import { runSandboxed as run } from "./_sandbox_run.ts";
+import { etcWritable } from "../_etc.ts";
 
 const status = await bubblewrapStatus();
-
-async function etcWritable(): Promise<boolean> {
-  try {
-    await fsp.rm(await fsp.mkdtemp("/etc/toolfence-transient-"), { recursive: true });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 test("a private file of /etc removed after the masks were looked up does not fail the next command", {
   timeout: 60_000,
