@@ -117,19 +117,20 @@ export const SYSTEM_READ_VIEW: readonly string[] = Object.freeze([
 // Only those still open when the loop comes to them (the glob's own is gone); no redirection of the loop, which
 // would have bash keep a copy of stderr above 2, closed by the loop, and leave stderr on /dev/null.
 // Its variables are the shell's own (`toolfence_`, unset after), so that none of the command's is changed.
-// With `announce`, the line first writes SANDBOX_READY to stderr (see SandboxOptions.announcesReady).
-function closingLine(keep: readonly number[], announce: boolean): string {
+function closingLine(keep: readonly number[]): string {
   const kept = keep.length === 0 ? "" : ` && [[ " ${keep.join(" ")} " != *" $toolfence_fd "* ]]`;
-  return (announce ? READY_LINE : "") + "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
+  return "for toolfence_fd in /proc/self/fd/*; do toolfence_fd=${toolfence_fd##*/}; " +
     `((toolfence_fd > 2))${kept} && [[ -L /proc/self/fd/$toolfence_fd ]] && exec {toolfence_fd}<&-; done; ` +
     "unset toolfence_fd; ";
 }
 
-function closingInherited(argv: readonly string[], keep: readonly number[], announce: boolean): string[] {
+// `argv` behind `opening`, the shell text the sandbox's first process runs before anything else (its ready line and
+// closingLine): in the line of a `bash -c` command itself, else in a bash that then execs the command.
+function closingInherited(argv: readonly string[], opening: string): string[] {
   if (path.basename(argv[0]) === "bash" && argv[1] === "-c" && argv.length >= 3) {
-    return [argv[0], "-c", closingLine(keep, announce) + argv[2], ...argv.slice(3)];
+    return [argv[0], "-c", opening + argv[2], ...argv.slice(3)];
   }
-  return ["/bin/bash", "-c", `${closingLine(keep, announce)}exec "$@"`, "bash", ...argv];
+  return ["/bin/bash", "-c", `${opening}exec "$@"`, "bash", ...argv];
 }
 
 /**
@@ -139,7 +140,7 @@ function closingInherited(argv: readonly string[], keep: readonly number[], anno
  */
 export const SANDBOX_READY = "\0toolfence:sandbox-ready\0";
 // bash's printf of SANDBOX_READY, its NULs as octal escapes.
-const READY_LINE = "printf '\\000toolfence:sandbox-ready\\000' >&2; ";
+const READY_LINE = `printf '${SANDBOX_READY.replaceAll("\0", "\\000")}' >&2; `;
 
 // The shell text of a `find` printing the first file of `folder` (shell words, expanded by the shell) larger than
 // `over` bytes and smaller than `under`, by its absolute path (the command's PATH may name another), not across mounts
@@ -156,8 +157,8 @@ function findGrown(folder: string, over: string, under: string): string {
  * command may hide (`2>/dev/null || true`): before, such a command ended as a success with nothing named. The write is
  * the shell's own (`printf`, no program started: a `stat -f` cost 5 to 6 ms a command), to a name the command could not
  * have prepared: one that is there already, or is a link or not a plain file after the write, counts as full
- * (noclobber refuses an existing plain file). The shell is the command's parent inside the sandbox, closes what
- * closingInherited closes first, and hears the command's end on a copy of stderr kept from it (so that bash prints no
+ * (noclobber refuses an existing plain file). The shell is the command's parent inside the sandbox, runs `opening`
+ * first (as closingInherited does), and hears the command's end on a copy of stderr kept from it (so that bash prints no
  * `Killed` line of its own); the files it writes go with the sandbox. What the folders hold at the end is judged: a
  * command that filled one and emptied it again before it ended is not seen. Needs RLIMIT_FSIZE past TMPFS_SLACK_BYTES.
  */
@@ -165,9 +166,8 @@ function tmpfsCheck(
   folders: readonly string[],
   limit: number,
   argv: readonly string[],
-  keep: readonly number[],
+  opening: string,
   fileSize: number | undefined,
-  announce: boolean,
 ): string[] {
   // A file of a folder grown past the file size limit, no further than the kernel lets it (a block, 1 KiB, past it):
   // the process door's watch sees the workspace's files only, and before, `head -c 20M /dev/zero > /tmp/x
@@ -183,7 +183,7 @@ function tmpfsCheck(
     ') && [ -n "$toolfence_big" ]; then ' +
     `echo "toolfence: $toolfence_big grew past sandbox.limits.fileSize (${fileSize} bytes) while the command ran; ` +
     `the command's exit status was $toolfence_rc" >&2; exit ${TMPFS_FULL_EXIT}; fi; done; `;
-  const script = closingLine(keep, announce) +
+  const script = opening +
     '{ "$@" 2>&9 9>&-; toolfence_rc=$?; } 9>&2 2>/dev/null; set -C; ' + sizeCheck +
     "toolfence_name=.toolfence-tmpfs-check-$RANDOM$RANDOM$RANDOM; " +
     `for toolfence_dir in ${quoted}; do toolfence_file=$toolfence_dir/$toolfence_name; ` +
@@ -909,8 +909,8 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
   const proxy = options.allowNet ? undefined : options.network?.proxy;
   // What runs inside: the command, behind the forwarder where egress goes through a proxy, with its kept descriptors.
   const inner = proxy ? forwarderArgv(proxy, argv) : argv;
-  const keep = options.keepDescriptors ?? [];
-  const announce = options.announcesReady === true;
+  // What the sandbox's first process runs before the command: its ready line, then the closing of what it inherited.
+  const opening = (options.announcesReady ? READY_LINE : "") + closingLine(options.keepDescriptors ?? []);
   const protectedRoot = options.workspace ?? writable[0];
   const plan = protectedRoot === undefined
     ? { mounts: [], watched: [] }
@@ -1028,9 +1028,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       workdir,
       "--",
       // Outside the forwarder, whose relay stays running beside the command.
-      ...(check
-        ? tmpfsCheck(checked, check.limit, inner, keep, grownPast, announce)
-        : closingInherited(inner, keep, announce)),
+      ...(check ? tmpfsCheck(checked, check.limit, inner, opening, grownPast) : closingInherited(inner, opening)),
     ];
     return {
       argv: wrapped,
