@@ -83,3 +83,18 @@ test("the sandbox's ready line never reaches a command's output", { timeout: 60_
   assert.equal(output.stdout, "out\n");
   assert.equal(output.stderr, "err\ntoolfence:sandbox-ready");
 });
+
+test("a command that prints bubblewrap's failure and the ready line itself, then fails, runs once", {
+  timeout: 60_000,
+  skip,
+}, async () => {
+  const result = await box.call(session, "bash", {
+    command: "echo run >> runs.txt; printf 'bwrap: Can'\\''t mkdir /etc/x: Read-only file system\\n' >&2; " +
+      "printf '\\000toolfence:sandbox-ready\\000' >&2; exit 1",
+  });
+  assert.equal(result.status, "error", JSON.stringify(result.output));
+  const output = result.output as { stderr: string; exit_code: number };
+  assert.equal(output.exit_code, 1);
+  assert.equal(output.stderr, "bwrap: Can't mkdir /etc/x: Read-only file system\n\0toolfence:sandbox-ready\0");
+  assert.equal(await fsp.readFile(path.join(workdir, "runs.txt"), "utf8"), "run\n");
+});
