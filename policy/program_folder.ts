@@ -88,14 +88,16 @@ export async function readProgramFile(file: string, maxBytes: number): Promise<U
  * ```
  */
 export async function removeProgramFolder(dir: string): Promise<void> {
-  // A program's children may outlive it by a moment and write there while the folder goes (a browser's renderers
+  // A program's children may outlive it by a moment and change the folder while it goes (a browser's renderers
   // after its main process ended, on a loaded machine): a folder emptied and written to again is not empty at its
-  // rmdir. Such a folder is removed again, for about 5 s, before the failure is given back.
+  // rmdir, and an entry listed and then removed by the program itself (its lock and temporary files) is gone at its
+  // unlink. Such a folder is removed again, for about 5 s, before the failure is given back.
   for (let attempt = 1;; attempt++) {
     try {
       return await removeConfined(dir);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOTEMPTY" || attempt === RETRIES) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if ((code !== "ENOTEMPTY" && code !== "ENOENT") || attempt === RETRIES) throw error;
       await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
     }
   }

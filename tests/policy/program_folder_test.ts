@@ -61,6 +61,32 @@ describe("removeProgramFolder", () => {
     }
   });
 
+  test("a folder whose entries another process removes while it goes is removed (a program deleting its own files)", {
+    timeout: 60_000,
+  }, async () => {
+    // A browser removes its own lock and temporary files as it exits: an entry listed and then gone before its unlink
+    // (ENOENT) failed the removal, and the browser's folder stayed after the session ended.
+    const root = await fsp.mkdtemp(path.join(os.tmpdir(), "tf-program-folder-"));
+    try {
+      for (let round = 0; round < 5; round++) {
+        const dir = path.join(root, `private-${round}`);
+        for (const sub of ["a", "b", "c"]) {
+          await fsp.mkdir(path.join(dir, sub), { recursive: true });
+          for (let i = 0; i < 300; i++) await fsp.writeFile(path.join(dir, sub, `old-${i}`), "x");
+        }
+        for (let i = 0; i < 300; i++) await fsp.writeFile(path.join(dir, `old-${i}`), "x");
+        const remover = spawn("bash", ["-c", 'rm -f "$0"/old-* "$0"/*/old-*', dir], {
+          stdio: "ignore",
+        });
+        await removeProgramFolder(dir);
+        await assert.rejects(fsp.lstat(dir), { code: "ENOENT" }, `round ${round}`);
+        await exited(remover);
+      }
+    } finally {
+      await fsp.rm(root, { recursive: true, force: true });
+    }
+  });
+
   test("a folder in it swapped for a link while it goes never takes a file outside with it", {
     timeout: 180_000,
   }, async () => {
