@@ -16,6 +16,9 @@ const noSandbox = status.path ? false : `needs a working bubblewrap: ${status.re
 const ALICE = "alice-token-0123456789abcdef";
 const BOB = "bob-token-0123456789abcdef0";
 const RACE_MS = 4_000;
+// Under load the swapper can hold the link for every call of many rounds: the race goes on, up to this, until it has
+// both let a call through and refused one.
+const RACE_MAX_MS = 40_000;
 
 describe("a tenant's folder raced against a link to another tenant's", { skip: noSandbox, timeout: 120_000 }, () => {
   let h: Harness;
@@ -49,8 +52,13 @@ describe("a tenant's folder raced against a link to another tenant's", { skip: n
         const id = (job.structuredContent as { id: string }).id;
         try {
           const codes = new Map<string, number>();
-          const deadline = performance.now() + RACE_MS;
-          while (performance.now() < deadline) {
+          const started = performance.now();
+          const proved = () => (codes.get("ok") ?? 0) > 0 && codes.size > 1;
+          const racing = () => {
+            const elapsed = performance.now() - started;
+            return elapsed < RACE_MS || (!proved() && elapsed < RACE_MAX_MS);
+          };
+          while (racing()) {
             const results = await Promise.all([
               alice.callTool({ name: "read_file", arguments: { path: "d/x.txt" } }),
               alice.callTool({ name: "file_info", arguments: { path: "d/x.txt" } }),
@@ -67,7 +75,7 @@ describe("a tenant's folder raced against a link to another tenant's", { skip: n
             }
           }
           // The race let calls through and refused others, or it proved nothing.
-          assert.ok((codes.get("ok") ?? 0) > 0 && codes.size > 1, JSON.stringify([...codes]));
+          assert.ok(proved(), JSON.stringify([...codes]));
         } finally {
           await alice.callTool({ name: "bash_stop", arguments: { id } });
         }
