@@ -21,10 +21,46 @@ export interface KernelLimits {
   openFiles: number;
 }
 
-/** A place where the server may make one child cgroup per command. */
+/**
+ * A place where the server may make one child cgroup per command: v2's one
+ * folder, or the v1 hierarchies where a child group can be made (`cpu`, which
+ * may be mounted together with `cpuacct`, weighs a workspace's commands
+ * against the others').
+ */
 export type CgroupRoot =
-  | { version: 2; dir: string }
-  | { version: 1; pids: string; memory?: string; cpuacct?: string };
+  | {
+    version: 2;
+    dir: string;
+    /** Whether `dir` hands the `cpu` controller to its children: then each workspace's shared parent has its weight. */
+    cpu: boolean;
+  }
+  | { version: 1; pids: string; memory?: string; cpuacct?: string; cpu?: string };
+
+/**
+ * Whether the commands of each workspace together are one share of the
+ * processor against every other workspace's (their shared parent has a CPU
+ * weight), however many commands and processes they run.
+ */
+export function sharesCpu(root: CgroupRoot): boolean {
+  return root.version === 2 ? root.cpu : root.cpu !== undefined;
+}
+
+/** The folders a command's group is made in under `root`: one per hierarchy (v1 `cpu` and `cpuacct` may be one). */
+export function groupHierarchies(root: CgroupRoot): string[] {
+  return root.version === 2
+    ? [root.dir]
+    : [...new Set([root.pids, root.memory, root.cpuacct, root.cpu].filter((dir) => dir !== undefined))];
+}
+
+// The hierarchies where a command's group sits in its workspace's shared parent: those that bound (pids, memory;
+// v2's one), and v1's `cpu`, where the parent's weight (cpu.shares) makes all of a workspace's commands one share of
+// the processor against every other workspace's, however many processes they run. Not `cpuacct` alone, which only
+// counts.
+function sharedHierarchies(root: CgroupRoot): string[] {
+  return root.version === 2
+    ? [root.dir]
+    : [...new Set([root.pids, root.memory, root.cpu].filter((dir) => dir !== undefined))];
+}
 
 const PRLIMIT_LOCATIONS = ["/usr/bin/prlimit", "/bin/prlimit", "/usr/local/bin/prlimit"];
 const SHELL = "/bin/sh";
@@ -155,16 +191,19 @@ function parseGroups(text: string): Map<string, string> {
 const CHILD_PROBE = 'for d do c="$d/toolfence-probe-$$"; mkdir "$c" || exit 1; ' +
   'echo "$d: $(cat "$c/cgroup.controllers" 2>/dev/null)" >&2; rmdir "$c"; done';
 
-// Whether a child group can be made in `dir` and offers `controllers` (v2) or can be made at all (v1).
-async function childWorks(dir: string, controllers: readonly string[] | undefined): Promise<string | undefined> {
+// Whether a child group can be made in `dir` and offers `controllers` (v2) or can be made at all (v1): why not, or
+// the controllers a child offers (v2; none listed on v1).
+async function childWorks(
+  dir: string,
+  controllers: readonly string[] | undefined,
+): Promise<{ why: string } | { offered: string[] }> {
   const probe = await shell(CHILD_PROBE, dir);
-  if (!probe.ok) return `no child group can be made in ${dir} (${probe.text.split("\n")[0] || "refused"})`;
-  if (controllers === undefined) return undefined;
+  if (!probe.ok) return { why: `no child group can be made in ${dir} (${probe.text.split("\n")[0] || "refused"})` };
   const offered = probe.text.slice(probe.text.lastIndexOf(": ") + 2).trim().split(/\s+/);
-  const missing = controllers.filter((name) => !offered.includes(name));
+  const missing = (controllers ?? []).filter((name) => !offered.includes(name));
   return missing.length === 0
-    ? undefined
-    : `the cgroup v2 group ${dir} does not delegate the ${missing.join(" and ")} controller to its children`;
+    ? { offered }
+    : { why: `the cgroup v2 group ${dir} does not delegate the ${missing.join(" and ")} controller to its children` };
 }
 
 async function probeCgroup(): Promise<CgroupFinding> {
@@ -178,9 +217,9 @@ async function probeCgroup(): Promise<CgroupFinding> {
   const v2 = all.find((m) => m.type === "cgroup2");
   if (v2 !== undefined && own.has("")) {
     const dir = path.join(v2.point, own.get("")!);
-    const why = await childWorks(dir, ["memory", "pids"]);
-    if (why === undefined) return { root: { version: 2, dir } };
-    reasons.push(why);
+    const child = await childWorks(dir, ["memory", "pids"]);
+    if ("offered" in child) return { root: { version: 2, dir, cpu: child.offered.includes("cpu") } };
+    reasons.push(child.why);
   } else {
     reasons.push("no cgroup v2 hierarchy is mounted");
   }
@@ -194,16 +233,22 @@ async function probeCgroup(): Promise<CgroupFinding> {
     reasons.push("no cgroup v1 pids hierarchy either");
     return { reason: reasons.join("; ") };
   }
-  const why = await childWorks(pids, undefined);
-  if (why !== undefined) {
-    reasons.push(why);
+  const child = await childWorks(pids, undefined);
+  if ("why" in child) {
+    reasons.push(child.why);
     return { reason: reasons.join("; ") };
   }
-  const works = async (dir: string | undefined) => dir !== undefined && await childWorks(dir, undefined) === undefined;
-  const [memory, cpuacct] = [v1("memory"), v1("cpuacct")];
-  const [memoryWorks, cpuacctWorks] = await Promise.all([works(memory), works(cpuacct)]);
+  const works = async (dir: string | undefined) => dir !== undefined && "offered" in await childWorks(dir, undefined);
+  const [memory, cpuacct, cpu] = [v1("memory"), v1("cpuacct"), v1("cpu")];
+  const [memoryWorks, cpuacctWorks, cpuWorks] = await Promise.all([works(memory), works(cpuacct), works(cpu)]);
   return {
-    root: { version: 1, pids, ...(memoryWorks ? { memory } : {}), ...(cpuacctWorks ? { cpuacct } : {}) },
+    root: {
+      version: 1,
+      pids,
+      ...(memoryWorks ? { memory } : {}),
+      ...(cpuacctWorks ? { cpuacct } : {}),
+      ...(cpuWorks ? { cpu } : {}),
+    },
   };
 }
 
@@ -273,22 +318,18 @@ const WATCH_MS = 200;
  */
 export function commandGroup(root: CgroupRoot, limits: KernelLimits, share?: string): CommandGroup {
   const name = `toolfence-${process.pid}-${++groupCount}`;
-  // The shared parent of the workspace's commands, in the hierarchies that bound (pids, memory; v2's one), never
-  // cpuacct, which only counts: its folder name and the folders to make first, with their limits.
+  // The shared parent of the workspace's commands (see sharedHierarchies): its folder name and the folders to make
+  // first, with their limits.
   const parentName = share === undefined ? undefined : sharedGroupName(share);
-  const bounded = root.version === 2 ? [root.dir] : [root.pids, ...(root.memory ? [root.memory] : [])];
-  const parents = parentName === undefined ? [] : bounded.map((dir) => path.join(dir, parentName));
-  const within = (dir: string) => parentName !== undefined && bounded.includes(dir) ? path.join(dir, parentName) : dir;
-  const dirs = root.version === 2
-    ? [path.join(within(root.dir), name)]
-    : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])].map((dir) =>
-      path.join(within(dir), name)
-    );
+  const shared = sharedHierarchies(root);
+  const parents = parentName === undefined ? [] : shared.map((dir) => path.join(dir, parentName));
+  const within = (dir: string) => parentName !== undefined && shared.includes(dir) ? path.join(dir, parentName) : dir;
+  const dirs = groupHierarchies(root).map((dir) => path.join(within(dir), name));
   const pidsDir = dirs[0];
   const memoryDir = root.version === 2 ? dirs[0] : root.memory && path.join(within(root.memory), name);
   const cpuFile = root.version === 2
     ? path.join(dirs[0], "cpu.stat")
-    : root.cpuacct && path.join(root.cpuacct, name, "cpuacct.usage");
+    : root.cpuacct && path.join(within(root.cpuacct), name, "cpuacct.usage");
   const values: [string, string][] = [[path.join(pidsDir, "pids.max"), String(limits.processes)]];
   if (memoryDir) {
     values.push([
@@ -639,9 +680,7 @@ const GROUP_NAME = /^toolfence-(\d+)-\d+$/;
  * many went. Needs the server to reach the cgroup files itself.
  */
 export async function removeStaleGroups(root: CgroupRoot): Promise<number> {
-  const parents = root.version === 2
-    ? [root.dir]
-    : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])];
+  const parents = groupHierarchies(root);
   let removed = 0;
   for (const parent of parents) {
     let names: string[];

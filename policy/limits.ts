@@ -34,6 +34,7 @@ import {
   reopensDescriptors,
   type RlimitSetter,
   SHARED_FACTOR,
+  sharesCpu,
   TMPFS_FILE_SIZE_LINE,
   TMPFS_FULL_EXIT,
   TMPFS_FULL_LINE,
@@ -300,7 +301,9 @@ function describe(limits: ResourceLimits, sandboxed: boolean, { cgroup, rlimits,
   const how = root
     ? `a cgroup ${root.version === 2 ? "v2" : "v1"} group per command (processes${
       root.version === 2 || root.memory ? ", memory" : ""
-    }${root.version === 2 || root.cpuacct ? ", CPU" : ""} of the whole tree) and rlimits`
+    }${root.version === 2 || root.cpuacct ? ", CPU" : ""} of the whole tree${
+      sharesCpu(root) ? "; each workspace's commands together one share of the processor" : ""
+    }) and rlimits`
     : rlimits
     ? `rlimits (${setter})${
       tasks === "watched"

@@ -187,7 +187,7 @@ describe("the mechanism with real processes", { timeout: 900_000 }, () => {
     async () => {
       const rlimits = await findRlimitSetter();
       // Only a memory cgroup charges shared memory.
-      assert.equal(memoryGap({ version: 2, dir: "/g" }, rlimits), undefined);
+      assert.equal(memoryGap({ version: 2, dir: "/g", cpu: false }, rlimits), undefined);
       assert.equal(memoryGap({ version: 1, pids: "/p", memory: "/m" }, rlimits), undefined);
       for (const root of [undefined, { version: 1 as const, pids: "/p" }]) {
         assert.match(memoryGap(root, rlimits) ?? "", rlimits ? /not shared memory \(mmap MAP_SHARED/ : /no rlimit/);
@@ -408,7 +408,7 @@ describe("the mechanism with real processes", { timeout: 900_000 }, () => {
       assert.equal(await limited.hit({ code: 0, signal: null }), undefined);
       const left = [];
       for (
-        const hierarchy of ["/sys/fs/cgroup/pids", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpuacct", "/sys/fs/cgroup"]
+        const hierarchy of ["pids", "memory", "cpuacct", "cpu", ""].map((name) => `/sys/fs/cgroup/${name}`)
       ) {
         left.push(...(await readdir(hierarchy, { recursive: true }).catch(() => [])).filter((p) => p.includes(group)));
       }

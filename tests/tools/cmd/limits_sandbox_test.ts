@@ -25,7 +25,7 @@ import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
 import { limitCommand, limitsState, resourceLimits } from "../../../policy/limits.ts";
-import { findCgroup, MAX_REOPENED, reopensDescriptors } from "../../../policy/_limits.ts";
+import { findCgroup, groupHierarchies, MAX_REOPENED, reopensDescriptors } from "../../../policy/_limits.ts";
 import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
@@ -48,11 +48,7 @@ const SMALL: ResourceLimitsInput = { fileSize: "8MiB", openFiles: 64, cpuSeconds
 const limits = resourceLimits(SMALL);
 const finding = await findCgroup();
 // How many hierarchies a command's group spans here (none without a cgroup).
-const hierarchies = !("root" in finding)
-  ? 0
-  : finding.root.version === 2
-  ? 1
-  : 1 + (finding.root.memory ? 1 : 0) + (finding.root.cpuacct ? 1 : 0);
+const hierarchies = "root" in finding ? groupHierarchies(finding.root).length : 0;
 
 function options() {
   return {
@@ -110,9 +106,7 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
     async () => {
       if (!("root" in finding)) return;
       const root = finding.root;
-      const parents = root.version === 2
-        ? [root.dir]
-        : [root.pids, ...(root.memory ? [root.memory] : []), ...(root.cpuacct ? [root.cpuacct] : [])];
+      const parents = groupHierarchies(root);
       await withSession(async (session, dir) => {
         for (let round = 0; round < 3; round++) {
           for (const name of ["ready", "go"]) await rm(join(dir, name), { force: true });
@@ -130,7 +124,7 @@ describe("the limits of a sandboxed command", { timeout: 120_000 }, () => {
           // The group with members: an earlier command's may still be on its way out (its removal does not hold
           // up a result), empty by then.
           const members = await Promise.all(parents.map(async (parent) => {
-            // A command's group may sit in its workspace's shared parent group (pids, memory), one level down.
+            // A command's group may sit in its workspace's shared parent group (pids, memory, cpu), one level down.
             const ours = (entry: string) => entry.startsWith(`toolfence-${process.pid}-`);
             const top = (await readdir(parent)).filter(ours);
             const nested = await Promise.all(

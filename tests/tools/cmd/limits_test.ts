@@ -22,7 +22,7 @@ import { autoHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import type { ResourceLimitsInput } from "../../../policy/config/schema.ts";
 import { limitsState, resourceLimits } from "../../../policy/limits.ts";
-import { findCgroup } from "../../../policy/_limits.ts";
+import { findCgroup, groupHierarchies } from "../../../policy/_limits.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import type { JobReport } from "../../../tools/cmd/background.ts";
@@ -561,9 +561,7 @@ describe("a command's cgroup", { timeout: 120_000 }, () => {
     async () => {
       const finding = await findCgroup();
       if (!("root" in finding)) return;
-      const dirs = finding.root.version === 2
-        ? [finding.root.dir]
-        : [finding.root.pids, finding.root.memory, finding.root.cpuacct].filter((d): d is string => d !== undefined);
+      const dirs = groupHierarchies(finding.root);
       const ours = async () =>
         (await Promise.all(dirs.map((dir) => readdir(dir).catch(() => [] as string[]))))
           .flat().filter((name) => name.startsWith(`toolfence-${process.pid}-`));
