@@ -64,7 +64,7 @@ const hasBwrap = (await bubblewrapStatus()).path !== undefined;
 const wrapped = (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto" })).argv;
 // The same entered into a session's user namespace, as the tool's sandboxes are (the bounds of the kernel objects
 // counted per user): its share of the tool's overhead.
-const kernelObjects = new KernelObjectsHolder();
+const kernelObjects = new KernelObjectsHolder(dir);
 const entered =
   (await sandboxArgv(["bash", "-c", COMMAND], { workdir: dir, writable: [dir], mode: "auto", kernelObjects }))
     .argv;

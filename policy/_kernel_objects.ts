@@ -87,6 +87,11 @@ export const SERVER_SHARE = 2;
  * given this part of the server's share of those the machine's devpts instances share, and a session past them none.
  */
 export const PTY_SESSIONS = 32;
+/**
+ * The most of the {@linkcode PTY_SESSIONS} parts the sessions of one workspace hold at once (a tenant's sessions, a
+ * session's sub-agents): one tenant opening sessions leaves the other tenants' sessions their terminals.
+ */
+export const PTY_SESSIONS_PER_WORKSPACE = 4;
 
 /** The first line of a session holder's script (the server's says `server`): what tells them apart in a listing. */
 export const SESSION_HOLDER_LINE = "# toolfence: the namespace of a session's sandboxes";
@@ -201,7 +206,26 @@ interface Recipe {
 
 // The sessions holding a part of the server's pseudo-terminals (at most PTY_SESSIONS): the sum of every devpts
 // instance's max= is what their sandboxes may open together, and each has its own (none opens another's terminals).
+// Counted by workspace too (at most PTY_SESSIONS_PER_WORKSPACE each): before, one tenant's 32 sessions held every part,
+// and every other tenant's commands ran without a terminal until those sessions closed.
 let ptyPlaces = 0;
+const ptyPlacesByWorkspace = new Map<string, number>();
+
+// Takes a part for a session of `workspace`, where one is left to it; whether it did.
+function takePtyPlace(workspace: string): boolean {
+  const own = ptyPlacesByWorkspace.get(workspace) ?? 0;
+  if (ptyPlaces >= PTY_SESSIONS || own >= PTY_SESSIONS_PER_WORKSPACE) return false;
+  ptyPlaces++;
+  ptyPlacesByWorkspace.set(workspace, own + 1);
+  return true;
+}
+
+function givePtyPlaceBack(workspace: string): void {
+  ptyPlaces--;
+  const own = (ptyPlacesByWorkspace.get(workspace) ?? 1) - 1;
+  if (own > 0) ptyPlacesByWorkspace.set(workspace, own);
+  else ptyPlacesByWorkspace.delete(workspace);
+}
 
 // The server's holder of each recipe and the sessions that hold a place in it: started with the first, ended with the
 // last (a new one then starts with the next session; one ended while a session's namespace is in it would leave that
@@ -262,12 +286,18 @@ const recipes = new Map<string, Promise<Recipe | undefined>>();
  * never a prompt).
  */
 export class KernelObjectsHolder {
+  readonly #workspace: string;
   #held: Promise<SessionHeld | undefined> | undefined;
   #closed = false;
   // The recipe whose server holder this session holds a place in, once it does.
   #entered: Recipe | undefined;
   // Whether it holds one of the PTY_SESSIONS parts of the server's pseudo-terminals (taken once, given back at close).
   #ptyPlace: boolean | undefined;
+
+  /** The holder of a session of `workspace` (the key its part of the pseudo-terminals is counted by). */
+  constructor(workspace: string) {
+    this.#workspace = workspace;
+  }
 
   /**
    * The front of a sandbox of `bwrap` with `userns` (the `--unshare-user
@@ -294,8 +324,7 @@ export class KernelObjectsHolder {
     if (recipe === undefined || this.#closed) return undefined;
     if (this.#entered === undefined) enterServer(this.#entered = recipe);
     if (this.#ptyPlace === undefined && recipe.ptys !== undefined) {
-      this.#ptyPlace = ptyPlaces < PTY_SESSIONS;
-      if (this.#ptyPlace) ptyPlaces++;
+      this.#ptyPlace = takePtyPlace(this.#workspace);
     }
     const server = await serverHolder(recipe);
     return server && !this.#closed ? startSession(recipe, server, this.#ptyPlace !== false) : undefined;
@@ -308,7 +337,7 @@ export class KernelObjectsHolder {
       held?.end();
       if (this.#entered !== undefined) leaveServer(this.#entered);
       this.#entered = undefined;
-      if (this.#ptyPlace) ptyPlaces--;
+      if (this.#ptyPlace) givePtyPlaceBack(this.#workspace);
       this.#ptyPlace = false;
     });
   }

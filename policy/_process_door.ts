@@ -145,11 +145,12 @@ export class PolicyProcessDoor implements ProcessDoor {
   readonly #hiddenWithStores: readonly string[];
 
   /** The user namespace of the session's sandboxes (see `KernelObjectsHolder`), made at the first. */
-  readonly #kernelObjects = new KernelObjectsHolder();
+  readonly #kernelObjects: KernelObjectsHolder;
 
   /** A door for a policy's `deps`. */
   constructor(deps: ProcessDoorDeps) {
     this.#deps = deps;
+    this.#kernelObjects = new KernelObjectsHolder(deps.workspace.workdir);
     this.#hiddenWithStores = Object.freeze([...deps.hiddenPaths, ...REPOSITORY_STORE_GLOBS]);
   }
 

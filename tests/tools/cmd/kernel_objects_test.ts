@@ -22,7 +22,13 @@ import process from "node:process";
 import { Session } from "../../../policy/session.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
-import { OBJECT_SHARE, PTY_SESSIONS, SERVER_SHARE, SESSION_HOLDER_LINE } from "../../../policy/_kernel_objects.ts";
+import {
+  OBJECT_SHARE,
+  PTY_SESSIONS,
+  PTY_SESSIONS_PER_WORKSPACE,
+  SERVER_SHARE,
+  SESSION_HOLDER_LINE,
+} from "../../../policy/_kernel_objects.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, denyingNetworkHost, eventually, installed, okOutput } from "./_helpers.ts";
 
@@ -332,6 +338,37 @@ for _ in range(300):
     } finally {
       await Promise.all(opened.map((session) => session.close()));
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+
+  test("one workspace's sessions hold at most their part of the terminals: another workspace's session opens one", {
+    timeout: 120_000,
+  }, async () => {
+    // Before: the parts went to the first PTY_SESSIONS sessions whoever opened them, so one tenant (its workspace)
+    // opening 32 sessions left every other tenant's commands without a terminal until those sessions closed.
+    const [mine, theirs] = await Promise.all(
+      ["mine", "theirs"].map((name) => mkdtemp(path.join(os.tmpdir(), `toolfence-pty-${name}-`))),
+    );
+    const sessionOf = (workspace: string) => new Session({ workspace, host: denyingNetworkHost([]) });
+    const opened = Array.from({ length: PTY_SESSIONS_PER_WORKSPACE + 1 }, () => sessionOf(mine));
+    const openPty = `python3 -c 'import os; os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY); print("pty")'`;
+    const call = (session: Session) => cmdBox().call(session, "bash", { command: openPty, timeout_s: 30 });
+    try {
+      for (const session of opened.slice(0, -1)) {
+        assert.equal(okOutput<BashResult>(await call(session)).stdout.trim(), "pty");
+      }
+      const refused = await call(opened.at(-1)!);
+      assert.equal(refused.errorCode, "command_failed", String(refused.error));
+      assert.match(String((refused.output as BashResult).stderr), /No such file or directory: '\/dev\/ptmx'/);
+      opened.push(sessionOf(theirs));
+      assert.equal(okOutput<BashResult>(await call(opened.at(-1)!)).stdout.trim(), "pty");
+      // A session's close gives its part back to its workspace.
+      await opened[0].close();
+      opened.push(sessionOf(mine));
+      assert.equal(okOutput<BashResult>(await call(opened.at(-1)!)).stdout.trim(), "pty");
+    } finally {
+      await Promise.all(opened.map((session) => session.close()));
+      await Promise.all([mine, theirs].map((dir) => rm(dir, { recursive: true, force: true })));
     }
   });
 
