@@ -244,7 +244,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         await output.finished(spawned.exited.then(() => spawned.terminate()));
         closeOutputFiles(files);
         removeOutput();
-        await release();
+        await Promise.resolve(limited?.counted()).then(() => wrapped.discard());
         limited = undefined;
         wrapped = await judged.rewrap();
       }

@@ -586,6 +586,13 @@ export interface SandboxedCommand {
    */
   release(): Promise<QuarantinedPath[]>;
   /**
+   * Releases a sandbox bubblewrap failed to make, in which nothing ran: its descriptors and placeholders, as
+   * `release` does, but no quarantine and so no look at the workspace (the look after a command, which the
+   * quarantine's list of what the command made is taken from, would come before the command it is for runs in its
+   * next sandbox, and that command's changes would be reported nowhere). Either this or `release`, once.
+   */
+  discard(): Promise<void>;
+  /**
    * Set where the sandbox checks its private tmpfs folders after the command (see {@linkcode SandboxOptions.checkTmpfs}):
    * its exit code `TMPFS_FULL_EXIT` then says one held more than `tmpSize`. The folders that check looks at, its
    * limit, and the file size it looks for where a file can pass it before the folder holds more than the limit: what
@@ -794,6 +801,10 @@ function noRelease(): Promise<QuarantinedPath[]> {
   return Promise.resolve([]);
 }
 
+function noDiscard(): Promise<void> {
+  return Promise.resolve();
+}
+
 // Whether a mask's entry is still there: one that went since the masks were looked up (a private file of /etc that
 // visudo or useradd made and removed within the 10 s a look is kept) would make bubblewrap fail to mount over it, and
 // with it every command. One the runtime may not look at (narrow --allow-read) is kept: the child's look stands.
@@ -841,6 +852,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       reason: 'the sandbox is switched off (sandbox: "off")',
       fds: [],
       release: noRelease,
+      discard: noDiscard,
     };
   }
   if (options.mode !== "auto" && options.mode !== "required") {
@@ -871,6 +883,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
         reason: status.reason,
         fds: [],
         release: noRelease,
+        discard: noDiscard,
       };
     }
     throw sandboxUnavailable(status.reason ?? "bubblewrap does not work here");
@@ -924,8 +937,9 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
     ...readOnlyEntryMounts(entries),
   ];
   let released: Promise<QuarantinedPath[]> | undefined;
+  const free = () => closeMounts(mounts).then(closeOwnDescriptors).then(() => releasePlaceholders(mounts));
   const release = () =>
-    released ??= closeMounts(mounts).then(closeOwnDescriptors).then(() => releasePlaceholders(mounts)).then(() =>
+    released ??= free().then(() =>
       options.quarantine === undefined || options.workspace === undefined
         ? []
         : quarantineCreated(plan, options.quarantine, [
@@ -933,6 +947,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
           path.dirname(options.quarantine),
         ])
     );
+  const discard = () => (released ??= free().then(() => [])).then(() => {});
   const bound = protectedMountArgs(mounts, FIRST_MOUNT_FD);
   // The seccomp filter's descriptor after the mounts' (see policy/_seccomp.ts).
   const seccomp = options.seccomp === true && await seccompSupported(status.path) ? openSeccompProgram() : undefined;
@@ -1035,6 +1050,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       sandboxed: true,
       fds: bound.fds,
       release,
+      discard,
       ...(check
         ? {
           tmpfsFolders: {

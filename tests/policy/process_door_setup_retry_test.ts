@@ -72,6 +72,12 @@ test("a home folder removed after the sandbox's look does not fail the next comm
   assert.equal(output.stderr, "", "bubblewrap's failure is not part of the command's output");
   // Once: the line ran a single time.
   assert.equal(await fsp.readFile(path.join(workdir, "first.txt"), "utf8"), "first\nsecond\n");
+  // And what it changed is reported. Before, the first attempt's release looked at the workspace for the protected
+  // paths it made (none: it never ran), which closed the command's window before the command ran in its second
+  // sandbox: its change report was empty, and the change reported nowhere (workspace_changes_test, CI run ci13).
+  assert.deepEqual(second.filesystemChanges.map((change) => `${change.change} ${change.path}`), [
+    "modified first.txt",
+  ]);
 });
 
 test("the sandbox's ready line never reaches a command's output", { timeout: 60_000, skip }, async () => {
