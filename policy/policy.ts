@@ -684,7 +684,10 @@ export class Policy {
         }, signal);
         const answeredBy = outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto";
         const counts = outcome.source === "user" || (outcome.source === "client" && clientMayAnswer);
-        return { allowed: outcome.choice === "allow" && counts, answeredBy };
+        // The client's yes allows one action, the command (before, it was the session's: every later command of
+        // the session reached the destination without a question).
+        const holds = outcome.source === "client" && this.clientAnswers !== "grant" ? "asker" : "session";
+        return { allowed: outcome.choice === "allow" && counts, answeredBy, holds };
       },
     });
   }

@@ -124,10 +124,16 @@ export interface DestinationQuestion {
 
 /** An answer to a {@linkcode DestinationQuestion}. */
 export interface DestinationAnswer {
-  /** Whether the destination may be reached (for the rest of the session). */
+  /** Whether the destination may be reached (for the rest of the session, or the asker's; see `holds`). */
   allowed: boolean;
   /** Who answered. */
   answeredBy: "person" | "client" | "auto";
+  /**
+   * How long a yes holds: for the rest of the session (the default), or for its asker only (the command, or the
+   * browser call, whose {@linkcode QuestionBudget} came with the question; without one, for the connection asked
+   * about): an MCP client's yes under `answers.elicitation: once`, which allows one action and grants nothing.
+   */
+  holds?: "session" | "asker";
 }
 
 /**
@@ -140,6 +146,8 @@ export interface QuestionBudget {
   readonly max: number;
   /** The questions asked so far. */
   asked: number;
+  /** The yes answers that hold for this asker only (see {@linkcode DestinationAnswer.holds}), by what they answer. */
+  readonly held?: Map<string, Promise<DestinationAnswer>>;
 }
 
 /** Asks whoever may be asked about a destination; throws when nobody can answer. */
@@ -323,6 +331,8 @@ export class DestinationJudge {
   readonly #refusedHosts = new Map<string, DestinationAnswer>();
   // The question being asked about a host, if one is.
   readonly #asking = new Map<string, Promise<DestinationAnswer>>();
+  // Whose question each asked one is (its budget): a yes that holds for its asker only answers no other.
+  readonly #askers = new WeakMap<Promise<DestinationAnswer>, QuestionBudget | undefined>();
 
   /** A judge of `rules`; throws `TypeError` on an entry it cannot read. */
   constructor(rules: EgressRules, options: DestinationJudgeOptions = {}) {
@@ -444,7 +454,7 @@ export class DestinationJudge {
           answeredBy: refusedHost.answeredBy,
         });
       }
-      answer = this.#answers.get(key);
+      answer = budget?.held?.get(key) ?? this.#answers.get(key);
       if (answer) break;
       // One question about a host at a time: a "no" to it answers the other ports' waiting behind it.
       const pending = this.#asking.get(host);
@@ -463,10 +473,17 @@ export class DestinationJudge {
       const asked = this.#options.ask!(question, signal);
       answer = asked;
       this.#answers.set(key, asked);
+      this.#askers.set(asked, budget);
       this.#asking.set(host, asked);
       void asked.finally(() => this.#asking.get(host) === asked && this.#asking.delete(host)).catch(() => {});
       asked.then(
-        (outcome) => void (outcome.allowed || this.#refusedHosts.set(host, outcome)),
+        (outcome) => {
+          if (!outcome.allowed) return void this.#refusedHosts.set(host, outcome);
+          if (outcome.holds !== "asker") return;
+          // Not the session's to keep: its asker's alone.
+          if (this.#answers.get(key) === asked) this.#answers.delete(key);
+          budget?.held?.set(key, asked);
+        },
         // A question that failed (no one to ask, cancelled) is asked again next time.
         () => this.#answers.delete(key),
       );
@@ -474,6 +491,10 @@ export class DestinationJudge {
     let outcome: DestinationAnswer;
     try {
       outcome = await answer;
+      // Another asker's yes, which holds for that asker alone (it was being asked when this one came): asked again.
+      if (outcome.allowed && outcome.holds === "asker" && this.#askers.get(answer) !== budget) {
+        return await this.#answer(who, what, key, host, question, signal, budget);
+      }
     } catch (error) {
       // A host that refuses by a rule of its own says why; other failures are nobody there to ask.
       const because = error instanceof ToolError && error.kind === "policy"

@@ -247,7 +247,7 @@ export class SessionBrowser {
    * call's signal ends it with the abort reason.
    */
   async withPage<T>(signal: AbortSignal, action: (page: Page) => Promise<T>): Promise<T> {
-    this.destinations.newCall();
+    this.destinations.newCall(signal);
     const page = await this.page();
     try {
       return await abortable(action(page), signal);

@@ -13,6 +13,7 @@ import {
   DestinationJudge,
   type DestinationQuestion,
   type EgressRules,
+  type QuestionBudget,
 } from "@toolfence/policy";
 
 export type { Destination } from "@toolfence/policy";
@@ -51,6 +52,10 @@ export class Destinations {
   readonly #session: Session;
   readonly #judge: DestinationJudge;
   #pageQuestions: PageQuestions = { answered: 0, pending: new Set() };
+  // The asker of the questions between two browser calls: a yes that holds for its asker only (the MCP client's under
+  // answers.elicitation once) holds until the next call.
+  #call: QuestionBudget = { max: Infinity, asked: 0, held: new Map() };
+  #callSignal: AbortSignal | undefined;
   // Passed to the judge for the page's own requests (the proxy's), and so handed back to #ask with their questions:
   // never aborted, it only tells them from the model's (browser_navigate's, browser_tabs'), which are not counted.
   readonly #fromPage = new AbortController().signal;
@@ -123,7 +128,9 @@ export class Destinations {
    * the addresses to connect to; throws `url_not_allowed` or `dns_failed`.
    */
   judgeHost(scheme: string, hostname: string, port: string, signal?: AbortSignal): Promise<Destination> {
-    return this.#judge.judge(scheme, hostname, port, signal);
+    // The model's URL is judged before its call opens the page (navigate, tabs): the call begins here.
+    if (signal !== undefined) this.newCall(signal);
+    return this.#judge.judge(scheme, hostname, port, signal, this.#call);
   }
 
   /**
@@ -131,12 +138,19 @@ export class Destinations {
    * {@linkcode MAX_PAGE_QUESTIONS}: before, one page of 60 images on 60 unlisted hosts asked the person 60 times.
    */
   judgePageHost(scheme: string, hostname: string, port: string): Promise<Destination> {
-    return this.#judge.judge(scheme, hostname, port, this.#fromPage);
+    return this.#judge.judge(scheme, hostname, port, this.#fromPage, this.#call);
   }
 
-  /** A browser call begins: the page may cause {@linkcode MAX_PAGE_QUESTIONS} questions again. */
-  newCall(): void {
+  /**
+   * A browser call begins, known by its `signal` (once: a call that judged its URL and then opens its page begins
+   * once): the page may cause {@linkcode MAX_PAGE_QUESTIONS} questions again, and the answers that held for the last
+   * call hold no more.
+   */
+  newCall(signal: AbortSignal): void {
+    if (signal === this.#callSignal) return;
+    this.#callSignal = signal;
     this.#pageQuestions = { answered: 0, pending: new Set() };
+    this.#call = { max: Infinity, asked: 0, held: new Map() };
   }
 
   async #ask(question: DestinationQuestion, signal?: AbortSignal): Promise<DestinationAnswer> {
@@ -181,10 +195,13 @@ export class Destinations {
     }, signal);
     // Under answers.elicitation refuse the MCP client's answer counts for nothing, as it does for the commands'
     // destinations: before, a client's yes let the browser reach a loopback server the person was never asked about.
-    const counts = outcome.source !== "client" || this.#session.policy.clientAnswers !== "refuse";
+    const answers = this.#session.policy.clientAnswers;
+    const counts = outcome.source !== "client" || answers !== "refuse";
     return {
       allowed: outcome.choice === "allow" && counts,
       answeredBy: outcome.source === "user" ? "person" : outcome.source === "client" ? "client" : "auto",
+      // The client's yes allows one action, this browser call (before, it was the session's).
+      holds: outcome.source === "client" && answers !== "grant" ? "asker" : "session",
     };
   }
 }

@@ -108,7 +108,7 @@ export async function commandEgress(ctx: ToolContext, command: string): Promise<
   const socket = path.join(dir, "proxy.sock");
   const refusals: string[] = [];
   let unlisted = 0;
-  const questions = { max: MAX_NETWORK_QUESTIONS, asked: 0 };
+  const questions = { max: MAX_NETWORK_QUESTIONS, asked: 0, held: new Map() };
   const records = {
     refused: new ConnectionRecords(MAX_CONNECTIONS_RECORDED.refused),
     allowed: new ConnectionRecords(MAX_CONNECTIONS_RECORDED.allowed),

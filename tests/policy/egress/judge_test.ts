@@ -541,3 +541,57 @@ describe("destination judge", { timeout: 30_000 }, () => {
     assert.deepEqual(far.asked, ["http://93.184.215.14:80"]);
   });
 });
+
+describe("a yes that holds for its asker only", { timeout: 30_000 }, () => {
+  // The MCP client's yes under answers.elicitation once allows one action: before, the judge kept it for the session,
+  // and every later command reached the destination without a question.
+  function asking(holds: "asker" | "session", delayMs = 0) {
+    const asked: string[] = [];
+    const judge = new DestinationJudge({}, {
+      who: "The command",
+      resolve: () => Promise.resolve(["93.184.215.14"]),
+      ask: async (q): Promise<DestinationAnswer> => {
+        asked.push(q.origin);
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        return { allowed: true, answeredBy: "client", holds };
+      },
+    });
+    const budget = () => ({ max: 10, asked: 0, held: new Map<string, Promise<DestinationAnswer>>() });
+    return { judge, asked, budget };
+  }
+
+  test("it answers its asker's later connections, and no other asker's", { timeout: 30_000 }, async () => {
+    const { judge, asked, budget } = asking("asker");
+    const first = budget();
+    const second = budget();
+    await judge.judge("https:", "example.com", "443", undefined, first);
+    await judge.judge("https:", "example.com", "443", undefined, first);
+    assert.deepEqual(asked, ["https://example.com:443"], "the asker's second connection asked again");
+    await judge.judge("https:", "example.com", "443", undefined, second);
+    assert.equal(asked.length, 2, "another asker was let through on the first one's yes");
+    // Without a budget it holds for the one connection.
+    await judge.judge("https:", "example.com", "443");
+    await judge.judge("https:", "example.com", "443");
+    assert.equal(asked.length, 4);
+  });
+
+  test("an asker waiting on another's question is asked itself once that yes comes", { timeout: 30_000 }, async () => {
+    const { judge, asked, budget } = asking("asker", 50);
+    const [first, second] = [budget(), budget()];
+    await Promise.all([
+      judge.judge("https:", "example.com", "443", undefined, first),
+      judge.judge("https:", "example.com", "443", undefined, second),
+      judge.judge("https:", "example.com", "443", undefined, first),
+    ]);
+    assert.equal(asked.length, 2, `asked ${asked.length} times`);
+    assert.equal(first.asked + second.asked, 2);
+  });
+
+  test("a yes for the session is kept for every asker", { timeout: 30_000 }, async () => {
+    const { judge, asked, budget } = asking("session");
+    await judge.judge("https:", "example.com", "443", undefined, budget());
+    await judge.judge("https:", "example.com", "443", undefined, budget());
+    await judge.judge("https:", "example.com", "443");
+    assert.equal(asked.length, 1);
+  });
+});

@@ -622,6 +622,37 @@ test("under answers.elicitation refuse, the MCP client's yes lets the browser no
   }
 });
 
+test("under answers.elicitation once, the MCP client's yes to a destination holds for its browser call only", {
+  timeout: 90_000,
+  skip: noBrowser,
+}, async () => {
+  // Before, it held for the session: one yes, and every later call reached the destination without a question.
+  const away = await forbiddenServer();
+  const dir = await fs.mkdtemp(path.join(os.tmpdir(), "toolfence-browser-lib-"));
+  const rules = PolicyRules.fromLayers(
+    [parsePolicyFile("project", '{"answers":{"elicitation":"once"}}', "project")],
+    dir,
+  );
+  const asked: string[] = [];
+  const host = callbackHost({
+    choose: (request) => (asked.push(request.message), { choice: request.options[0].value, source: "client" }),
+  });
+  const session = new Session({ workspace: dir, rules, host });
+  try {
+    const box = new ToolBox().register(...browserTools({ sandbox: "off" }));
+    for (const page of ["/first", "/second"]) {
+      const opened = await box.call(session, "browser_navigate", { url: `${away.base}${page}` });
+      assert.equal(opened.status, "success", String(opened.error));
+    }
+    assert.deepEqual(away.log, ["/first", "/second"]);
+    assert.equal(asked.length, 2, asked.join("\n"));
+  } finally {
+    await session.close();
+    await away.close();
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
 test("a page causes at most MAX_PAGE_QUESTIONS questions between two browser calls; the model's own URL still asks", {
   timeout: 90_000,
   skip: noBrowser,

@@ -17,6 +17,7 @@ import path from "node:path";
 import { Session } from "../../../policy/session.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { findForwarder } from "../../../policy/egress/forwarder.ts";
+import { callbackHost } from "../../../policy/hosts.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
 import { parsePolicyFile } from "../../../policy/config/load.ts";
 import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
@@ -411,4 +412,57 @@ describe("loopback of a sandboxed command whose list names none", { skip, timeou
       await rm(dir, { recursive: true, force: true });
     }
   });
+});
+
+// The MCP client's yes under answers.elicitation once allows one action: the command it was asked for, every connection
+// of it, and no later command. Before, the judge kept it for the session: one yes, and every later command of the
+// session reached the destination without a question.
+describe("the MCP client's yes to a destination", { skip, timeout: 120_000 }, () => {
+  for (const answers of ["once", "grant"] as const) {
+    test(`under answers.elicitation ${answers} it holds for ${answers === "once" ? "its command" : "the session"}`, {
+      timeout: 120_000,
+    }, async () => {
+      const hits: string[] = [];
+      const servers = [
+        http.createServer((_req, res) => res.end("listed")),
+        http.createServer((req, res) => {
+          hits.push(req.url ?? "");
+          res.end("asked");
+        }),
+      ];
+      await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve))));
+      const [listed, unlisted] = servers.map((s) => (s.address() as AddressInfo).port);
+      const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-egress-test-"));
+      // One loopback port on the list sends loopback through the proxy: the other port is asked about.
+      const file = { network: { allow: [`127.0.0.1:${listed}`] }, answers: { elicitation: answers } };
+      const rules = PolicyRules.fromLayers([parsePolicyFile("p", JSON.stringify(file), "project")], dir);
+      const asked: string[] = [];
+      // A host that passes the client's answers on, as the MCP server's elicitation host does.
+      const host = callbackHost({
+        choose: (request) => {
+          if (request.title === "Network destination") asked.push(request.message);
+          return {
+            choice: request.title === "Network destination"
+              ? "allow" as typeof request.defaultChoice
+              : request.defaultChoice,
+            source: "client",
+          };
+        },
+      });
+      const session = new Session({ workspace: dir, host, rules });
+      const curl = `curl -sS --max-time 10 http://127.0.0.1:${unlisted}/`;
+      try {
+        for (const command of [`${curl}a; echo; ${curl}b`, `${curl}c`]) {
+          const out = (await box.call(session, "bash", { command })).output as BashResult;
+          assert.match(out.stdout, /^asked$/m, `${out.stdout}${out.stderr}`);
+        }
+        assert.deepEqual(hits, ["/a", "/b", "/c"]);
+        assert.equal(asked.length, answers === "once" ? 2 : 1, asked.join("\n"));
+      } finally {
+        await session.close();
+        await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
