@@ -104,10 +104,10 @@ async function work(copy: string, r: ReturnType<typeof random>): Promise<void> {
   }
 }
 
-describe("publication, generated", () => {
+describe("publication, generated", { timeout: 300_000 }, () => {
   test(
     `${CASES} random cases: publishing everything makes the workspace equal the copy`,
-    { timeout: 60_000 },
+    { timeout: 150_000 },
     async () => {
       for (let seed = 1; seed <= CASES; seed++) {
         const r = random(seed);
@@ -130,7 +130,7 @@ describe("publication, generated", () => {
 
   test(
     `${CASES} random cases: a failure at a random step leaves the workspace exactly as it was`,
-    { timeout: 60_000 },
+    { timeout: 150_000 },
     async () => {
       let failedMidway = 0;
       for (let seed = 1; seed <= CASES; seed++) {

@@ -243,7 +243,7 @@ describe("bash in the sandbox", { skip }, () => {
   });
 
   test("in a workspace past 200,000 entries a line that may write is refused; a reader's line runs", {
-    timeout: 120_000,
+    timeout: 240_000,
   }, async () => {
     await withSession(async (session, dir) => {
       await mkdir(path.join(dir, "many"));
