@@ -152,6 +152,7 @@ export type {
   CommandSandbox,
   CommandTouches,
   Destination,
+  DestinationAnswer,
   EgressConnection,
   ElicitationAnswers,
   FileHistory,

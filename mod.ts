@@ -246,6 +246,7 @@ export type {
   CommandTouches,
   CopyMethod,
   Destination,
+  DestinationAnswer,
   EgressConnection,
   EgressRules,
   ElicitationAnswers,

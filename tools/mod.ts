@@ -281,6 +281,7 @@ export type {
   CommandSandbox,
   CommandTouches,
   Destination,
+  DestinationAnswer,
   EgressConnection,
   EgressRules,
   ElicitationAnswers,

@@ -176,6 +176,7 @@ export type {
   CommandSandbox,
   CommandTouches,
   Destination,
+  DestinationAnswer,
   EgressConnection,
   ElicitationAnswers,
   FileHistory,
