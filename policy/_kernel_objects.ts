@@ -137,10 +137,24 @@ export interface NamespaceFront {
    * `/dev/pts` (0: an empty read-only folder there, the server's share being held by other sessions).
    */
   ptys?: number;
+  /** No terminal at all, without a namespace: an empty read-only `/dev/pts` ({@linkcode NO_TERMINALS}). */
+  noTerminals?: boolean;
 }
 
 /** No front: bubblewrap starts as before, without these bounds. */
 export const NO_FRONT: NamespaceFront = Object.freeze({ argv: [], bwrapArgs: [] });
+
+/**
+ * The front of a sandbox whose session namespace cannot be made now, where the chain works here (its holder did not
+ * say it was ready in time, twice, on a loaded machine): bubblewrap starts without the namespace, and so without the
+ * counts it bounds, but with no terminal. Before, such a sandbox had a devpts of its own with no bound, and one command
+ * opened 2,687 of the 3,072 terminals the machine's devpts instances share (kernel_objects_test under Node 24, CI run
+ * ci13): the one count a sandbox of its own would leave to the machine's.
+ */
+export const NO_HOLDER_FRONT: NamespaceFront = Object.freeze({ argv: [], bwrapArgs: [], noTerminals: true });
+
+/** What bubblewrap is given after `--dev /dev` for a sandbox with no terminal: `/dev/ptmx` then leads nowhere. */
+export const NO_TERMINALS: readonly string[] = ["--tmpfs", "/dev/pts", "--remount-ro", "/dev/pts"];
 
 /** What bubblewrap is given after `--dev /dev` where the namespace has its devpts (or its empty folder there). */
 export const DEVPTS_BIND: readonly string[] = ["--dev-bind", "/dev/pts", "/dev/pts"];
@@ -148,7 +162,7 @@ export const DEVPTS_BIND: readonly string[] = ["--dev-bind", "/dev/pts", "/dev/p
 const PTY_FILES = ["/proc/sys/kernel/pty/max", "/proc/sys/kernel/pty/reserve"];
 const MOUNT_LOCATIONS = ["/usr/bin/mount", "/bin/mount"];
 
-/** How long a holder may take to say it is ready. */
+/** How long a holder may take to say it is ready, by default. */
 const READY_MS = 5000;
 
 /**
@@ -259,9 +273,14 @@ async function serverHolder(recipe: Recipe): Promise<Held | undefined> {
 // A session's holder inside `server`'s namespace, with the front of its sandboxes (the server's user and group: the
 // session's maps name the server namespace's root).
 // (`ptys` false: the session holds no part of the server's pseudo-terminals.)
-async function startSession(recipe: Recipe, server: Held, ptys = true): Promise<SessionHeld | undefined> {
+async function startSession(
+  recipe: Recipe,
+  server: Held,
+  ptys: boolean,
+  readyMs: number,
+): Promise<SessionHeld | undefined> {
   const session = ptys ? recipe.session : recipe.sessionNoPtys ?? recipe.session;
-  const held = await startHolder([recipe.nsenter, `--target=${server.pid}`, "--user", ...session]);
+  const held = await startHolder([recipe.nsenter, `--target=${server.pid}`, "--user", ...session], readyMs);
   return held && {
     ...held,
     front: {
@@ -287,6 +306,7 @@ const recipes = new Map<string, Promise<Recipe | undefined>>();
  */
 export class KernelObjectsHolder {
   readonly #workspace: string;
+  readonly #readyMs: number;
   #held: Promise<SessionHeld | undefined> | undefined;
   #closed = false;
   // The recipe whose server holder this session holds a place in, once it does.
@@ -294,9 +314,13 @@ export class KernelObjectsHolder {
   // Whether it holds one of the PTY_SESSIONS parts of the server's pseudo-terminals (taken once, given back at close).
   #ptyPlace: boolean | undefined;
 
-  /** The holder of a session of `workspace` (the key its part of the pseudo-terminals is counted by). */
-  constructor(workspace: string) {
+  /**
+   * The holder of a session of `workspace` (the key its part of the pseudo-terminals is counted by); `readyMs`: how
+   * long its namespace's holder may take to say it is ready (5 s).
+   */
+  constructor(workspace: string, options: { readyMs?: number } = {}) {
     this.#workspace = workspace;
+    this.#readyMs = options.readyMs ?? READY_MS;
   }
 
   /**
@@ -316,7 +340,9 @@ export class KernelObjectsHolder {
       if (this.#held === awaited) this.#held = this.#start(bwrap, userns);
       held = await this.#held;
     }
-    return held?.alive() ? held.front : NO_FRONT;
+    if (held?.alive()) return held.front;
+    // The chain works here and its holder could not be made now: no terminal rather than terminals with no bound.
+    return !this.#closed && await recipeFor(bwrap, userns) !== undefined ? NO_HOLDER_FRONT : NO_FRONT;
   }
 
   async #start(bwrap: string, userns: readonly string[]): Promise<SessionHeld | undefined> {
@@ -327,7 +353,7 @@ export class KernelObjectsHolder {
       this.#ptyPlace = takePtyPlace(this.#workspace);
     }
     const server = await serverHolder(recipe);
-    return server && !this.#closed ? startSession(recipe, server, this.#ptyPlace !== false) : undefined;
+    return server && !this.#closed ? startSession(recipe, server, this.#ptyPlace !== false, this.#readyMs) : undefined;
   }
 
   /** Ends the namespace (its holder ends with its standard input), and the server's with the last session's. */
@@ -357,7 +383,7 @@ interface SessionHeld extends Held {
 }
 
 // Starts a holder by `argv`: undefined where it does not say it is ready in time.
-function startHolder(argv: readonly string[]): Promise<Held | undefined> {
+function startHolder(argv: readonly string[], readyMs = READY_MS): Promise<Held | undefined> {
   let child: ChildProcess;
   try {
     // No inherited environment, no workspace cwd.
@@ -378,7 +404,7 @@ function startHolder(argv: readonly string[]): Promise<Held | undefined> {
     let text = "";
     // Not unref'd: it keeps the event loop alive while the holder starts (the child and its pipes are unref'd, and
     // under Node a test's process ended with the sandbox's start still waiting), and it is cleared at once after.
-    const timer = setTimeout(() => finish(undefined), READY_MS);
+    const timer = setTimeout(() => finish(undefined), readyMs);
     const finish = (held: Held | undefined) => {
       clearTimeout(timer);
       if (held === undefined) end();
@@ -487,7 +513,7 @@ async function findRecipe(bwrap: string, userns: readonly string[]): Promise<Rec
       ];
       for (const recipe of tries) {
         const outer = await startHolder(recipe.server);
-        const held = outer && await startSession(recipe, outer);
+        const held = outer && await startSession(recipe, outer, true, READY_MS);
         if (held === undefined) {
           outer?.end();
           continue;

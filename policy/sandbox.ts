@@ -39,7 +39,7 @@ import {
 } from "@toolfence/internal";
 import { DEFAULT_PROTECTED_PATHS } from "./protected_paths.ts";
 import { openSeccompProgram, seccompSupported } from "./_seccomp.ts";
-import { DEVPTS_BIND, type KernelObjectsHolder, NO_FRONT } from "./_kernel_objects.ts";
+import { DEVPTS_BIND, type KernelObjectsHolder, NO_FRONT, NO_TERMINALS } from "./_kernel_objects.ts";
 import { forwarderArgv, proxyMountArgs, type SandboxProxy } from "./egress/forwarder.ts";
 import { isRuntimePermissionError, quickLstat, shellOutput, unseenBySandbox } from "@toolfence/internal";
 import {
@@ -1010,7 +1010,7 @@ export async function sandboxArgv(argv: string[], options: SandboxOptions): Prom
       ...front.bwrapArgs,
       ...systemViewMounts(),
       ...PRIVATE_MOUNTS.slice(0, -2),
-      ...(front.ptys !== undefined ? DEVPTS_BIND : []),
+      ...(front.ptys !== undefined ? DEVPTS_BIND : front.noTerminals ? NO_TERMINALS : []),
       ...await procCovers(),
       ...tmpSize,
       ...PRIVATE_MOUNTS.slice(-2),

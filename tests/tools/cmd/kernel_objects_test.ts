@@ -21,8 +21,10 @@ import path from "node:path";
 import process from "node:process";
 import { Session } from "../../../policy/session.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
-import { bubblewrapStatus } from "../../../policy/sandbox.ts";
+import { bubblewrapStatus, sandboxArgv } from "../../../policy/sandbox.ts";
+import { runSandboxed } from "../../policy/_sandbox_run.ts";
 import {
+  KernelObjectsHolder,
   OBJECT_SHARE,
   PTY_SESSIONS,
   PTY_SESSIONS_PER_WORKSPACE,
@@ -338,6 +340,35 @@ for _ in range(300):
     } finally {
       await Promise.all(opened.map((session) => session.close()));
       await Promise.all(dirs.map((dir) => rm(dir, { recursive: true, force: true })));
+    }
+  });
+
+  test("a sandbox whose session namespace cannot be made now has no terminal, not terminals without a bound", {
+    timeout: 60_000,
+  }, async () => {
+    // Before: a holder that did not say it was ready in time (twice, on a loaded machine) left the sandbox to its own
+    // devpts, with no bound: under Node 24 in CI one command opened 2,687 terminals while every other session's held 48.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-pty-noholder-"));
+    // A holder that starts (the chain is known to work here), and one given no time to start.
+    const holders = [new KernelObjectsHolder(dir), new KernelObjectsHolder(dir, { readyMs: 0 })];
+    const openPty = ["python3", "-c", `import os; os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY); print("pty")`];
+    try {
+      const ran = [];
+      for (const kernelObjects of holders) {
+        const wrapped = await sandboxArgv(openPty, { workdir: dir, writable: [dir], mode: "required", kernelObjects });
+        try {
+          ran.push(await runSandboxed(wrapped));
+        } finally {
+          await wrapped.release();
+        }
+      }
+      const [started, missing] = ran;
+      assert.equal(started.stdout.trim(), "pty", started.stderr);
+      assert.equal(missing.code, 1, missing.stdout);
+      assert.match(missing.stderr, /No such file or directory: '\/dev\/ptmx'/);
+    } finally {
+      await Promise.all(holders.map((holder) => holder.close()));
+      await rm(dir, { recursive: true, force: true });
     }
   });
 
