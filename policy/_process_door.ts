@@ -180,7 +180,8 @@ export class PolicyProcessDoor implements ProcessDoor {
     let limited: LimitedCommand | undefined;
     // The cgroup goes first (its counters are read as it goes), then the sandbox's placeholders. Only the
     // counters are waited for: the removal of the group's folders goes on (the session waits for it as it closes).
-    const release = () => Promise.resolve(limited?.counted()).then(() => wrapped.release());
+    const counted = () => Promise.resolve(limited?.counted());
+    const release = () => counted().then(() => wrapped.release());
     try {
       const dir = path.join(tempDir, CAPTURES, request.outputFolder);
       const name = request.name ?? randomUUID();
@@ -244,7 +245,7 @@ export class PolicyProcessDoor implements ProcessDoor {
         await output.finished(spawned.exited.then(() => spawned.terminate()));
         closeOutputFiles(files);
         removeOutput();
-        await Promise.resolve(limited?.counted()).then(() => wrapped.discard());
+        await counted().then(() => wrapped.discard());
         limited = undefined;
         wrapped = await judged.rewrap();
       }
