@@ -143,15 +143,19 @@ export async function gatedCall<T>(
   call: { callId: string; signal?: AbortSignal; approval?: ChoiceOutcome<boolean> },
   options: FrameworkToolsOptions<T>,
 ): Promise<GatedResult> {
-  const result = await session.callGate.run(isConcurrencySafe(tool), () =>
-    toolbox.call(session, tool.name, args, {
-      callId: call.callId,
-      signal: call.signal,
-      approval: call.approval,
-      context: options.context,
-      timeoutMs: options.timeoutMs,
-      onProgress: options.onProgress,
-    }));
+  const result = await session.callGate.run(
+    isConcurrencySafe(tool),
+    () =>
+      toolbox.call(session, tool.name, args, {
+        callId: call.callId,
+        signal: call.signal,
+        approval: call.approval,
+        context: options.context,
+        timeoutMs: options.timeoutMs,
+        onProgress: options.onProgress,
+      }),
+    call.signal,
+  );
   const images = takeImagesOf(session, new Set([call.callId])).map((image) => ({
     note: imageNote(image),
     mediaType: image.mediaType,

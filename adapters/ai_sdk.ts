@@ -128,7 +128,7 @@ export function aiSdkTools<T = unknown>(
               })),
             },
           };
-        }),
+        }, abortSignal),
       toModelOutput: ({ output }) => modelOutput(output, options.images !== false),
     });
   }

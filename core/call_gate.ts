@@ -44,12 +44,36 @@ export class CallGate {
   /**
    * Runs `task` when the gate lets it: together with other shared tasks when
    * `shared`, else alone. Tasks start in the order `run` was called.
+   *
+   * A task whose `signal` aborts while it waits leaves the queue and starts at
+   * once, outside the gate: its caller was stopped, and must not wait for the
+   * calls ahead of it (another conversation's command, up to its timeout). Such
+   * a task must do nothing once its signal has aborted, as `toolbox.call` does
+   * (it answers `cancelled`, "Not run", before anything of the call happens).
    */
-  async run<R>(shared: boolean, task: () => Promise<R>): Promise<R> {
-    await new Promise<void>((start) => {
-      this.#queue.push({ shared, start });
+  async run<R>(shared: boolean, task: () => Promise<R>, signal?: AbortSignal): Promise<R> {
+    const admitted = await new Promise<boolean>((start) => {
+      if (signal?.aborted) return start(false);
+      const leave = () => {
+        const index = this.#queue.indexOf(waiter);
+        if (index === -1) return;
+        this.#queue.splice(index, 1);
+        // It may have been the exclusive task that held back shared ones behind it.
+        this.#pump();
+        start(false);
+      };
+      const waiter: Waiter = {
+        shared,
+        start: () => {
+          signal?.removeEventListener("abort", leave);
+          start(true);
+        },
+      };
+      signal?.addEventListener("abort", leave, { once: true });
+      this.#queue.push(waiter);
       this.#pump();
     });
+    if (!admitted) return await task();
     try {
       return await task();
     } finally {

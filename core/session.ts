@@ -142,7 +142,8 @@ export class SessionBase {
    * served. The framework adapters, the AI SDK adapter and the MCP server pass
    * every call of this session through it; code that runs a framework's
    * parallel tool calls itself should too:
-   * `session.callGate.run(isConcurrencySafe(tool), () => toolbox.call(session, ...))`.
+   * `session.callGate.run(isConcurrencySafe(tool), () => toolbox.call(session, ..., { signal }), signal)`
+   * (a call stopped while it waits then ends at once, as cancelled).
    * `callMany` orders its own batch and does not use it.
    */
   readonly callGate: CallGate = new CallGate();

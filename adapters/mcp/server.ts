@@ -663,7 +663,7 @@ export function createMcpServer(toolbox: ToolBox, options: McpServerOptions): Mc
             },
           }).catch(() => {});
         },
-      }));
+      }), cancel.signal);
     running.add(call);
     const result = await call.finally(() => {
       reported = true;

@@ -234,6 +234,61 @@ describe("aiSdkTools with generateText", () => {
     },
   );
 
+  test("a conversation aborted while its call waits behind another's ends at once, its call not run", {
+    timeout: 60_000,
+  }, async () => {
+    // Two conversations on one session (two tabs of a chat app): the first's call holds the session's call gate, and
+    // the second's, waiting behind it, is aborted by its user. Before, the wait ignored the abort: the second
+    // generateText hung until the first's call ended (a command, up to its timeout).
+    await withSession(async (session) => {
+      let release!: () => void;
+      const held = new Promise<void>((done) => release = done);
+      let holding!: () => void;
+      const holds = new Promise<void>((done) => holding = done);
+      const ran: string[] = [];
+      const hold = tool({
+        name: "hold",
+        description: "Hold.",
+        input: v.object({}),
+        run: async () => {
+          holding();
+          await held;
+          return "held";
+        },
+      });
+      const note = tool({ name: "note", description: "Note.", input: v.object({}), run: () => ran.push("note") });
+      const tools = aiSdkTools(new ToolBox().register(hold, note), session);
+      const first = generateText({
+        model: new MockLanguageModelV4({ doGenerate: [toolCalls(["h1", "hold", {}]), finalText] }),
+        tools,
+        prompt: "Hold",
+        stopWhen: isStepCount(3),
+      });
+      await holds;
+      const abort = new AbortController();
+      const queued = new MockLanguageModelV4({ doGenerate: [toolCalls(["n1", "note", {}]), finalText] });
+      const second = generateText({
+        model: queued,
+        tools,
+        prompt: "Note",
+        stopWhen: isStepCount(3),
+        abortSignal: abort.signal,
+      });
+      // Its call has reached the gate once the model's first turn has answered.
+      while (queued.doGenerateCalls.length === 0) await new Promise((done) => setTimeout(done, 10));
+      await new Promise((done) => setTimeout(done, 100));
+      abort.abort(new Error("the user stopped it"));
+      const outcome = await Promise.race([
+        second.then(() => "settled", () => "settled"),
+        new Promise((done) => setTimeout(() => done("still waiting"), 5_000)),
+      ]);
+      release();
+      assert.equal(outcome, "settled", "the aborted conversation waited for the other's call");
+      assert.equal((await first).text, "done");
+      assert.deepEqual(ran, [], "the aborted call did not run");
+    });
+  });
+
   test("only tools whose capabilities are met are offered", { timeout: 60_000 }, async () => {
     await withSession((session) => {
       const vision = tool({ name: "look", description: "x", input: v.object({}), requires: ["vision"], run: () => 0 });

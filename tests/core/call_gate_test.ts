@@ -113,6 +113,45 @@ describe("CallGate", () => {
     assert.equal(await next, "ran");
   });
 
+  test("a waiting task whose signal aborts starts at once, outside the gate, and no longer holds back the rest", {
+    timeout: 60_000,
+  }, async () => {
+    const gate = new CallGate();
+    const order: string[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((done) => release = done);
+    const reader = gate.run(true, async () => {
+      order.push("reader starts");
+      await held;
+      order.push("reader ends");
+    });
+    const abort = new AbortController();
+    // An exclusive task waiting for the reader holds back the shared task behind it.
+    const writer = gate.run(false, () => {
+      order.push(abort.signal.aborted ? "writer not run" : "writer runs");
+      return Promise.resolve("writer");
+    }, abort.signal);
+    const second = gate.run(true, () => {
+      order.push("second reader runs");
+      return Promise.resolve("second");
+    });
+    await delay(20);
+    assert.deepEqual(order, ["reader starts"]);
+    abort.abort(new Error("stopped"));
+    assert.equal(await writer, "writer");
+    assert.equal(await second, "second");
+    // Both settled while the reader still runs: the aborted writer did not wait for it, and the shared task behind
+    // the writer joined the reader.
+    assert.deepEqual(order.slice(1).sort(), ["second reader runs", "writer not run"]);
+    assert.equal(order.length, 3);
+    release();
+    await reader;
+    // The gate's count is whole again: an exclusive task runs once the reader has ended.
+    assert.equal(await gate.run(false, () => Promise.resolve("after")), "after");
+    // Aborted before it came, a task starts at once too.
+    assert.equal(await gate.run(false, () => Promise.resolve("late"), AbortSignal.abort()), "late");
+  });
+
   test("every session has its own gate, and a child session another", { timeout: 60_000 }, async () => {
     const { Session } = await import("../../policy/session.ts");
     const session = new Session({ workspace: os.tmpdir() });
