@@ -8,7 +8,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtemp, realpath, rm } from "node:fs/promises";
+import { mkdtemp, readFile, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -169,6 +169,53 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
           assert.match(notice, /"event":"cancelled"/);
           assert.ok(performance.now() - started < 2500, `${id} ran ${performance.now() - started} ms`);
         }
+      } finally {
+        await client.close();
+      }
+    },
+  );
+
+  test(
+    "a call cancelled while it waits behind another's command ends at once, not run",
+    { timeout: 60_000 },
+    async () => {
+      // Before: the session's call gate ignored the cancellation, so the call (its slot freed, its stream ended) sat in
+      // the queue until the command ahead of it ended, and only then answered as cancelled; a client could queue any
+      // number of them behind one command, past the limit on calls in flight.
+      const client = await connect(h.server.url, TOKEN);
+      try {
+        const notices: string[] = [];
+        client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+          notices.push(JSON.stringify(notification.params));
+        });
+        const session = {
+          authorization: `Bearer ${TOKEN}`,
+          "mcp-session-id": String(client.transport?.sessionId),
+          "mcp-protocol-version": "2025-06-18",
+        };
+        const send = (body: string) => raw(h.server.url, { body, headers: session });
+        const command = send(call("holder", "bash", { command: "sleep 6" }));
+        await new Promise((done) => setTimeout(done, 500));
+        const started = performance.now();
+        const queued = send(call("queued", "write_file", { path: "queued.txt", content: "x" }));
+        await new Promise((done) => setTimeout(done, 200));
+        const cancel = JSON.stringify({
+          jsonrpc: "2.0",
+          method: "notifications/cancelled",
+          params: { requestId: "queued" },
+        });
+        assert.equal((await send(cancel)).status, 202);
+        assert.deepEqual(sse(await queued).filter((r) => r.result !== undefined), []);
+        const deadline = Date.now() + 60_000;
+        while (!notices.some((n) => n.includes(`"callId":"mcp-queued"`)) && Date.now() < deadline) {
+          await new Promise((done) => setTimeout(done, 50));
+        }
+        const notice = notices.find((n) => n.includes(`"callId":"mcp-queued"`));
+        assert.ok(notice, `no notice: ${notices.join("\n")}`);
+        assert.match(notice, /"event":"cancelled"/);
+        assert.ok(performance.now() - started < 4000, `it waited ${performance.now() - started} ms for the command`);
+        assert.ok(sse(await command)[0].result, "the command ahead of it ran to its end");
+        await assert.rejects(readFile(join(h.dir, "tenants", "t", "queued.txt")), { code: "ENOENT" });
       } finally {
         await client.close();
       }
