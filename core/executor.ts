@@ -273,6 +273,9 @@ function afterApproval<T>(
   if (approval.kind === "refused") return run.fail(approval.error);
   if (approval.kind === "answered") return output(run, approval.output, cap, tool);
   const { signal } = run.options;
+  // Stopped while the hooks or the approval were pending (a slow hook, an async needsApproval, a host whose yes came
+  // after the stop): nothing runs. The attempt listens for the abort event, which has fired by now and never again.
+  if (signal?.aborted) return run.cancelled("Cancelled before it ran");
   const timeoutMs = run.options.timeoutMs ?? tool.timeoutMs;
   if (signal === undefined && timeoutMs === undefined && !tool.retry) {
     // Nothing can stop this attempt early and no retry can follow, so there is nothing to race against;

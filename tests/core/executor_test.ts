@@ -114,6 +114,37 @@ describe("cancellation", () => {
       assert.equal(runs, 0);
     });
   });
+
+  test("a signal that aborts while the hooks or the approval wait runs nothing", { timeout: 60_000 }, async () => {
+    // Before: the attempt listened for the abort event, which had already fired, so a call stopped while a before-call
+    // hook, an async needsApproval or the host's question was pending ran to its end (its writes, its command) and
+    // answered success; over MCP, a cancelled request's tool ran with no one to read its answer.
+    const host = callbackHost({
+      choose: (req) => req.defaultChoice,
+      // A host (a UI) whose yes arrives after the call was stopped.
+      confirm: () => delay(100).then(() => true),
+    });
+    await withSession(async (session) => {
+      let runs = 0;
+      const run = () => ++runs;
+      const hooked = new ToolBox().register(tool({ name: "t", description: "d", input: empty, run }))
+        .beforeToolCall(() => delay(100).then(() => undefined));
+      const slowCheck = new ToolBox().register(
+        tool({ name: "t", description: "d", input: empty, needsApproval: () => delay(100).then(() => false), run }),
+      );
+      const asked = new ToolBox().register(
+        tool({ name: "t", description: "d", input: empty, needsApproval: true, run }),
+      );
+      for (const [what, box] of [["hook", hooked], ["needsApproval", slowCheck], ["question", asked]] as const) {
+        const controller = new AbortController();
+        setTimeout(() => controller.abort(new Error("stopped")), 20);
+        const r = await box.call(session, "t", {}, { signal: controller.signal });
+        assert.equal(r.status, "cancelled", `${what}: ${r.status}`);
+        assert.equal(r.attempts, 0, what);
+        assert.equal(runs, 0, `${what}: the tool ran`);
+      }
+    }, { host });
+  });
 });
 
 describe("retries", () => {
