@@ -194,8 +194,12 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
           "mcp-protocol-version": "2025-06-18",
         };
         const send = (body: string) => raw(h.server.url, { body, headers: session });
-        const command = send(call("holder", "bash", { command: "sleep 6" }));
-        await new Promise((done) => setTimeout(done, 500));
+        const command = send(call("holder", "bash", { command: "touch holding && sleep 6" }));
+        // The command holds the session's gate once it runs.
+        const workspace = join(h.dir, "tenants", "t");
+        while (await readFile(join(workspace, "holding")).then(() => false, () => true)) {
+          await new Promise((done) => setTimeout(done, 20));
+        }
         const started = performance.now();
         const queued = send(call("queued", "write_file", { path: "queued.txt", content: "x" }));
         await new Promise((done) => setTimeout(done, 200));
@@ -215,7 +219,7 @@ describe("over Streamable HTTP", { timeout: 60_000 }, () => {
         assert.match(notice, /"event":"cancelled"/);
         assert.ok(performance.now() - started < 4000, `it waited ${performance.now() - started} ms for the command`);
         assert.ok(sse(await command)[0].result, "the command ahead of it ran to its end");
-        await assert.rejects(readFile(join(h.dir, "tenants", "t", "queued.txt")), { code: "ENOENT" });
+        await assert.rejects(readFile(join(workspace, "queued.txt")), { code: "ENOENT" });
       } finally {
         await client.close();
       }
