@@ -16,6 +16,7 @@ import {
   type SubagentContext,
   type SubagentGetter,
 } from "./subagent.ts";
+import { untilAborted, whenAborted } from "../_shared/abort.ts";
 
 class Limiter {
   #running = 0;
@@ -82,15 +83,6 @@ export function assertMayDelegate(session: Session): void {
   );
 }
 
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    if (signal.aborted) return onAbort();
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
-}
-
 /**
  * Runs one sub-agent for `task` under the parent call `ctx`: waits for a slot
  * (four per parent session), makes the child session, asks the getter for the
@@ -105,8 +97,8 @@ export async function runSubagent(
 ): Promise<unknown> {
   return await limiterFor(ctx.session).run(async () => {
     const controller = new AbortController();
-    const forward = () => controller.abort(ctx.signal.reason);
-    ctx.signal.addEventListener("abort", forward, { once: true });
+    // Also when the stop came while it waited for its slot: the sub-agent then never starts.
+    const release = whenAborted(ctx.signal, () => controller.abort(ctx.signal.reason));
     const child = ctx.session.child();
     const canDelegate = child.depth < MAX_SUBAGENT_DEPTH;
     try {
@@ -128,7 +120,7 @@ export async function runSubagent(
       }
       return await untilAborted(Promise.resolve(agent.run(task, controller.signal)), controller.signal);
     } finally {
-      ctx.signal.removeEventListener("abort", forward);
+      release();
       controller.abort(new Error("the sub-agent's run ended"));
       await child.close();
     }

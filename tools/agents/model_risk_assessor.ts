@@ -21,6 +21,7 @@ import { fileInfoTool } from "../fs/file_info.ts";
 import { globTool } from "../search/glob.ts";
 import { grepTool } from "../search/grep.ts";
 import { converse, sessionModel } from "./_model_loop.ts";
+import { whenAborted } from "../_shared/abort.ts";
 
 /** Options of {@linkcode modelRiskAssessor}. */
 export interface ModelRiskAssessorOptions {
@@ -112,8 +113,8 @@ export function modelRiskAssessor(options: ModelRiskAssessorOptions = {}): (sess
       if (ruled.decision !== "unsure" || ALWAYS_ASK_KINDS.includes(ruled.kind)) return ruled;
       const model = sessionModel(session, "The model risk assessor (modelRiskAssessor)");
       const controller = new AbortController();
-      const forward = () => controller.abort(signal?.reason);
-      signal?.addEventListener("abort", forward, { once: true });
+      // Also when the rules' look above outlasted the stop: the model is then never asked.
+      const release = whenAborted(signal, () => controller.abort(signal?.reason));
       const child = session.child();
       try {
         const task = `The command:\n${JSON.stringify(command)}\n\nThe workspace: ${session.workspace.workdir}\n` +
@@ -131,7 +132,7 @@ export function modelRiskAssessor(options: ModelRiskAssessorOptions = {}): (sess
         signal?.throwIfAborted();
         return { ...ruled, reason: `${ruled.reason} (the model could not judge it: ${(error as Error).message})` };
       } finally {
-        signal?.removeEventListener("abort", forward);
+        release();
         controller.abort(new Error("the assessment ended"));
         await child.close();
       }

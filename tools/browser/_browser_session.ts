@@ -18,6 +18,7 @@ import { type BlockedRequest, type EgressProxy, startEgressProxy } from "./_egre
 import { findBrowser } from "./_launch.ts";
 import { openFileOnly } from "../_shared/fs_open.ts";
 import { ByteBudget } from "../_shared/byte_budget.ts";
+import { untilAborted } from "../_shared/abort.ts";
 import type { BrowserOptions, Browsers, PageEvent } from "./browsers.ts";
 
 const MAX_EVENTS = 500;
@@ -250,7 +251,7 @@ export class SessionBrowser {
     this.destinations.newCall(signal);
     const page = await this.page();
     try {
-      return await abortable(action(page), signal);
+      return await untilAborted(action(page), signal);
     } catch (error) {
       if (this.#crashed || (!this.#context && !this.#closing)) {
         this.#crashed = false;
@@ -636,13 +637,4 @@ async function responds(page: Page): Promise<boolean> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-function abortable<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
-  });
 }

@@ -14,6 +14,7 @@ import type { ToolContext } from "@toolfence/core";
 import { type Tool, tool } from "@toolfence/core";
 import { type Job, type JobStatus, jobStatus, SessionProcesses, sessionProcesses } from "./_jobs.ts";
 import { outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
+import { whenAborted } from "../_shared/abort.ts";
 import { startCommand } from "./_prepare.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS, JOB_NEEDS } from "./_command_needs.ts";
@@ -340,17 +341,14 @@ export const bashWaitTool: Tool<BashWaitArgs> = tool({
   async run({ id, timeout_s, max_output_chars }, ctx): Promise<(JobReport & { timed_out: boolean }) | ToolFailure> {
     const job = findJob(ctx, id);
     let timer: ReturnType<typeof setTimeout> | undefined;
-    let onAbort: (() => void) | undefined;
+    let release = () => {};
     const waited = await Promise.race([
       job.gone.then(() => "exited" as const),
       new Promise<"timeout">((resolve) => timer = setTimeout(() => resolve("timeout"), timeout_s * 1000)),
-      new Promise<"aborted">((resolve) => {
-        onAbort = () => resolve("aborted");
-        ctx.signal.addEventListener("abort", onAbort, { once: true });
-      }),
+      new Promise<"aborted">((resolve) => release = whenAborted(ctx.signal, () => resolve("aborted"))),
     ]);
     clearTimeout(timer);
-    ctx.signal.removeEventListener("abort", onAbort!);
+    release();
     ctx.signal.throwIfAborted();
     return jobOutcome({ ...await report(ctx, job, max_output_chars), timed_out: waited === "timeout" });
   },

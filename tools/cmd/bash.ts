@@ -12,7 +12,7 @@ import { limitMessage, limitRemedy } from "@toolfence/policy";
 import { codedFailure, readStreamForResult } from "../_shared/cmd_output.ts";
 import { progressTicker } from "../_shared/progress_ticker.ts";
 import { startCommand } from "./_prepare.ts";
-import { stopOnAbort } from "../_shared/stop_on_abort.ts";
+import { stopOnAbort } from "../_shared/abort.ts";
 import { COMMAND_FIELDS, MAX_OUTPUT_BYTES_FIELD, maxOutputCharsField } from "./_command_fields.ts";
 import { COMMAND_NEEDS, COMMAND_OPTIONAL_NEEDS } from "./_command_needs.ts";
 import { BASH_OUTPUT } from "./_outputs.ts";

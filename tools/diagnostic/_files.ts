@@ -10,7 +10,7 @@ import { ToolError } from "@toolfence/core";
 import type { ProcessExit, ToolContext } from "@toolfence/core";
 import { openFileOnly, readFully } from "../_shared/fs_open.ts";
 import { codedFailure, outputUnavailable, peekStream } from "../_shared/cmd_output.ts";
-import { stopOnAbort } from "../_shared/stop_on_abort.ts";
+import { stopOnAbort } from "../_shared/abort.ts";
 import { limitMessage, limitRemedy } from "@toolfence/policy";
 
 /** The largest file the diagnostic tools read. */

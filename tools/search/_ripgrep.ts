@@ -13,7 +13,7 @@ import { ToolError } from "@toolfence/core";
 import { runtimeFence } from "@toolfence/policy";
 import type { Fence, ToolContext } from "@toolfence/core";
 import { NOT_UTF8_REASON, PATH_MAX, type Skipped } from "./_walk.ts";
-import { stopOnAbort } from "../_shared/stop_on_abort.ts";
+import { stopOnAbort } from "../_shared/abort.ts";
 
 // ripgrep names each path it could not read on stderr; enough is kept to report them.
 const STDERR_CHARS = 64_000;

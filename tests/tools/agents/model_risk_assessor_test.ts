@@ -10,6 +10,7 @@ import { readFile, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { ToolBox } from "../../../toolbox.ts";
 import { PolicyRules } from "../../../policy/config/rules.ts";
+import { type RiskAssessor, rulesRiskAssessor } from "../../../policy/shell/risk.ts";
 import { modelRiskAssessor } from "../../../tools/agents/model_risk_assessor.ts";
 import { writeFileTool } from "../../../tools/fs/write_file.ts";
 import { withSession } from "../../core/_helpers.ts";
@@ -66,6 +67,27 @@ describe("modelRiskAssessor", () => {
       assert.equal(await readFile(path.join(dir, "keep.txt"), "utf8"), "keep\n");
       assert.equal(model.requests.length, 0);
     }, { model, assessor: modelRiskAssessor() });
+  });
+
+  // Stopped while the rules looked: the model's run listened for the stop only after their look, so a stop during it
+  // (an event fired once, before the listener) was missed, and the model was asked and its answer acted on.
+  test("a call stopped while the rules look never asks the model, and runs nothing", { timeout: 60_000 }, async () => {
+    const model = new ScriptedModel([verdict("allow", "fine")]);
+    const stop = new AbortController();
+    const rules: RiskAssessor = {
+      // Rules of the user's that do not look at the signal (the default ones stop at it).
+      assess: async (command, check) => {
+        stop.abort(new Error("the user stopped the run"));
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return await rulesRiskAssessor.assess(command, check);
+      },
+    };
+    await withSession(async (session, dir) => {
+      const result = await box.call(session, "bash", { command: "touch made.txt" }, { signal: stop.signal });
+      assert.equal(result.status, "cancelled", JSON.stringify(result));
+      assert.equal(model.requests.length, 0, "the model was not asked");
+      assert.equal(await exists(path.join(dir, "made.txt")), false);
+    }, { model, assessor: modelRiskAssessor({ rules }) });
   });
 
   test("a policy deny rule settles it before any assessor", { timeout: 60_000 }, async () => {
