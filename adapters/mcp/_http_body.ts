@@ -226,6 +226,21 @@ export async function judgeBody(
   batches = false,
   budget?: BodyBudget,
 ): Promise<JudgedBody> {
+  // A coded body (gzip, br) is not JSON until decoded, and this server decodes none: before, a gzip body was answered
+  // "not valid UTF-8" and a body labelled br but sent plain was served as if unlabelled.
+  const coding = request.headers.get("content-encoding")?.trim().toLowerCase();
+  if (coding && coding !== "identity") {
+    await request.body?.cancel().catch(() => {});
+    return {
+      kind: "refuse",
+      status: 415,
+      body: errorReply(
+        null,
+        JSONRPC_ERRORS.invalidRequest,
+        `Unsupported Content-Encoding: ${coding.slice(0, 40)}; send the body uncompressed (no Content-Encoding)`,
+      ),
+    };
+  }
   let bytes: Read;
   try {
     bytes = await readCapped(request, limit, budget);

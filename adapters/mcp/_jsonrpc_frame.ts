@@ -112,6 +112,8 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "number") {
+    // 1e400 is read as Infinity: no number at all, not a fraction.
+    if (!Number.isFinite(value)) return "a number too large to read";
     if (!Number.isInteger(value)) return "a fractional number";
     // An integer past 2^53 is read rounded, so its answer could not carry the id sent: said as such, not "an integer".
     return Number.isSafeInteger(value) ? "an integer" : "an integer beyond ±2^53 (it cannot be echoed exactly)";

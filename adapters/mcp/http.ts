@@ -1258,7 +1258,12 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       else bodiesReading.delete(identity.tenant);
     }
     if (judged.kind === "refuse") {
-      return json(judged.status, judged.body, judged.status === 429 ? { "retry-after": "1" } : {});
+      const headers: Record<string, string> = judged.status === 429
+        ? { "retry-after": "1" }
+        : judged.status === 415
+        ? { "accept-encoding": "identity" }
+        : {};
+      return json(judged.status, judged.body, headers);
     }
     // The body counts against the tenant's budget until this POST is served and each request it carries answered.
     const lease = new BodyLease(() => bodyBudgets.give(identity.tenant, judged.held));

@@ -252,6 +252,16 @@ describe("serve over HTTP with a token file", () => {
       headers: auth,
     });
     assert.match(initialize.json().error!.message, /^Invalid params: params\.protocolVersion: /);
+    // A coded body is refused as such, 415 with the coding the server takes, whatever its bytes: a gzip body was
+    // answered "not valid UTF-8", and a body labelled br but sent plain was served.
+    for (const coding of ["gzip", "br", "GZIP, identity"]) {
+      const coded = await raw(h.server.url, { body: INIT, headers: { ...auth, "content-encoding": coding } });
+      assert.equal(coded.status, 415, coding);
+      assert.equal(coded.headers["accept-encoding"], "identity");
+      assert.match(coded.json().error!.message, /Unsupported Content-Encoding: .*send the body uncompressed/);
+    }
+    const plain = await raw(h.server.url, { body: INIT, headers: { ...auth, "content-encoding": "identity" } });
+    assert.equal(plain.status, 200, plain.text);
     // "initialize" as a notification asks for nothing: it opens no session (one would count against the tenant).
     const sessions = h.server.sessionCount();
     const notification = await raw(h.server.url, {

@@ -200,6 +200,17 @@ describe("main.ts serve: the stdio transport", { skip: DENO_PROCESS_ONLY }, () =
       await stillServes();
     });
 
+    test("an id too large to read (1e400, read as Infinity) is refused as such, not as a fraction", {
+      timeout: 60_000,
+    }, async () => {
+      const from = server.replies.length;
+      await server.write('{"jsonrpc":"2.0","id":1e400,"method":"ping"}\n');
+      const [reply] = await server.nullReplies(from, 1);
+      assert.equal(reply.error?.code, -32600, JSON.stringify(reply));
+      assert.match(reply.error!.message, /a number too large to read/);
+      await stillServes();
+    });
+
     const withId: [string, (id: number) => unknown, number, RegExp][] = [
       ["no method", (id) => ({ jsonrpc: "2.0", id }), -32600, /needs a method/],
       ["method not a string", (id) => ({ jsonrpc: "2.0", id, method: 7 }), -32600, /method must be a string/],
