@@ -63,6 +63,19 @@ export const BEFORE_HASH_BUDGET = 8 << 20;
  * next command's start, the whole server's event loop held for 20 s.
  */
 export const BEFORE_HASH_FILES = 2048;
+/**
+ * Bytes of the files a command created or changed that its change report may read to hash them; past it a file's
+ * `after` says `sha256: null` (unknown). The report reads them on the server's thread, outside every limit of the
+ * command, and bytes cost the command nothing to make: before, a command's 32 sparse files of 64 MiB and 256 hard
+ * links of one 1 MiB file (no disk, milliseconds) had 2.3 GiB read and hashed after it, 5 s of the server's time, and
+ * `truncate -s 1G` of 8 files 23 s; thousands of them would have taken hours.
+ */
+export const AFTER_HASH_BUDGET = 256 << 20;
+/**
+ * The largest file the change report hashes: each is read in one synchronous stretch, and one sparse file of 256 MiB
+ * held the event loop 1.5 s here (16 MiB: a few tens of milliseconds). A bigger one's `after` says `sha256: null`.
+ */
+export const AFTER_HASH_FILE_BYTES = 16 << 20;
 
 /** What a scan keeps of one entry. */
 export interface StatEntry {
@@ -1081,6 +1094,20 @@ async function reportScanChanges(
   const slice = slicer();
   const root = before.root;
   const cache = hashes.cache;
+  // Within AFTER_HASH_BUDGET and AFTER_HASH_FILE_BYTES: a file the cache has is not read; one past either is not
+  // either. The bytes read are taken, not the size seen: a file another command grows meanwhile spends the rest.
+  let budget = AFTER_HASH_BUDGET;
+  const stateAfter = (rel: string, now: StatEntry): FileState | null => {
+    if (now.type === "file" && !cache.has(now.key)) {
+      if (now.size > Math.min(budget, AFTER_HASH_FILE_BYTES)) {
+        return { type: now.type, size: now.size, sha256: null, mode: now.mode };
+      }
+      const state = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
+      budget -= state?.size ?? now.size;
+      return state;
+    }
+    return hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
+  };
   const changes: FileChange[] = [];
   const created: [string, StatEntry][] = [];
   const deleted = new Map<number, [string, StatEntry]>();
@@ -1101,7 +1128,7 @@ async function reportScanChanges(
     if (sameStat && (was.type === "directory" || settled(was, before.startedAt))) continue;
     if (hidden(rel)) continue;
     const wasState = beforeState(was, hashes);
-    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
+    const afterState = stateAfter(rel, now);
     if (afterState === null) continue;
     if (
       wasState.type === afterState.type && wasState.mode === afterState.mode &&
@@ -1122,7 +1149,7 @@ async function reportScanChanges(
   for (const [rel, now] of created) {
     const pause = slice.pause();
     if (pause) await pause;
-    const afterState = hashed(ctx.policy.files, cache, path.join(root, rel), now, after.startedAt);
+    const afterState = stateAfter(rel, now);
     if (afterState === null) continue;
     const source = now.type !== "directory" ? deleted.get(now.ino) : undefined;
     if (source !== undefined) {

@@ -17,7 +17,14 @@ import path from "node:path";
 import { execFileSync } from "node:child_process";
 import { Session } from "../../../policy/session.ts";
 import { autoHost } from "../../../policy/hosts.ts";
-import { BEFORE_HASH_FILES, MAX_SCAN_ENTRIES, scanWorkspace } from "../../../internal/workspace_changes.ts";
+import {
+  AFTER_HASH_BUDGET,
+  AFTER_HASH_FILE_BYTES,
+  BEFORE_HASH_FILES,
+  MAX_SCAN_ENTRIES,
+  scanWorkspace,
+} from "../../../internal/workspace_changes.ts";
+import { fileEntryConfined } from "../../../internal/file_state.ts";
 import { cmdBox, okOutput } from "./_helpers.ts";
 
 const box = cmdBox();
@@ -67,6 +74,50 @@ describe("the change report's cost in a workspace of many files", { timeout: 300
       const hashed = modified.filter((change) => change.before?.sha256 != null).length;
       assert.ok(hashed <= BEFORE_HASH_FILES, `${hashed} files hashed at the command's start`);
       assert.ok(hashed > 0, "the files within the bound are still hashed");
+    } finally {
+      await session.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("a command's report reads at most AFTER_HASH_BUDGET bytes of what it made, sparse files and links alike", {
+    timeout: 120_000,
+  }, async () => {
+    // Bytes that cost the command nothing: 32 sparse files of 64 MiB and one of 1 GiB (no disk), and 256 names of one
+    // 1 MiB file. Before, all 3.3 GiB were read and hashed on the server's thread after the command (5 s here;
+    // thousands of such files, hours), outside every limit of the command, the 1 GiB in one stretch of the loop.
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-scan-bounds-"));
+    const session = new Session({ workspace: dir, host: autoHost() });
+    try {
+      // What the server's own read and hash of a sparse 256 MiB file takes here: the report must hold the loop far
+      // less, while the command's 1 GiB file alone would hold it four times as long.
+      const probe = path.join(dir, "probe");
+      fs.writeFileSync(probe, "");
+      fs.truncateSync(probe, 256 << 20);
+      const started = performance.now();
+      fileEntryConfined(fs.realpathSync(probe));
+      const reference = performance.now() - started;
+      fs.rmSync(probe);
+      const command = `perl -e 'for (0..31) { open(my $f, ">", "s$_") or die; truncate($f, 64 << 20) or die } ` +
+        `open(my $b, ">", "big") or die; truncate($b, 1 << 30) or die; ` +
+        `open(my $h, ">", "h") or die; print $h "x" x (1 << 20); close $h; link("h", "h$_") or die for 0..255'`;
+      let result!: Awaited<ReturnType<typeof box.call>>;
+      const stall = await longestStall(async () => result = await box.call(session, "bash", { command }));
+      okOutput(result);
+      const created = result.filesystemChanges.filter((change) => change.change === "created");
+      assert.equal(created.length, 32 + 1 + 1 + 256);
+      const hashed = created.filter((c) => c.after?.sha256 != null);
+      const hashedBytes = hashed.reduce((sum, c) => sum + c.after!.size, 0);
+      assert.ok(hashedBytes <= AFTER_HASH_BUDGET, `${hashedBytes} bytes hashed after the command`);
+      assert.ok(hashedBytes > 0, "the files within the bound are still hashed");
+      assert.ok(hashed.every((c) => c.after!.size <= AFTER_HASH_FILE_BYTES), "a file past the bound was hashed");
+      // The others are reported whole, but for their content.
+      const size = (name: string) => name === "big" ? 1 << 30 : name.startsWith("s") ? 64 << 20 : 1 << 20;
+      assert.ok(created.every((c) => c.after?.type === "file" && c.after.size === size(c.path)));
+      assert.ok(
+        stall < reference / 2,
+        `the loop held ${Math.round(stall)} ms; 256 MiB hashed ${Math.round(reference)}`,
+      );
     } finally {
       await session.close();
       await rm(dir, { recursive: true, force: true });
