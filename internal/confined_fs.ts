@@ -777,17 +777,26 @@ export async function linksInTree(top: string, signal: AbortSignal, known?: fs.S
   return found;
 }
 
-function copyBytes(fromFd: number, toFd: number): Promise<void> {
+function copyBytes(fromFd: number, toFd: number, budget?: { bytes: number }, shown = ""): Promise<void> {
   return new Promise((resolve, reject) => {
     const buffer = new Uint8Array(1 << 20);
     const step = () => {
       fs.read(fromFd, buffer, 0, buffer.length, null, (error, read) => {
         if (error) return reject(error);
         if (read === 0) return resolve();
+        if (budget !== undefined && (budget.bytes -= read) < 0) return reject(pastBudget(shown));
         writeAll(toFd, buffer.subarray(0, read)).then(step, reject);
       });
     };
     step();
+  });
+}
+
+// The refusal of a copy past its budget, as the device's: the caller says how to go on as for a full disk.
+function pastBudget(file: string): Error {
+  return Object.assign(new Error(`ENOSPC: copying ${file} would pass the bytes the copy may write`), {
+    code: "ENOSPC",
+    path: file,
   });
 }
 
@@ -827,7 +836,11 @@ export function syncFd(fd: number): Promise<void> {
  * when the caller has it (the top of a copy may be a workspace root, whose
  * own folder lies outside). `links`, when given, receives each link made
  * (its path relative to `to`, "" for `to` itself, and its target text), for
- * the caller to judge where it leads at its new place.
+ * the caller to judge where it leads at its new place. `budget`, when given,
+ * is the most bytes the copy may write (shared by the copies given the same
+ * object): past it the copy fails with `ENOSPC` before writing the rest. A
+ * copy writes every byte a source's size says, the holes of a sparse file and
+ * each name of a file with many, which cost whoever made them nothing.
  */
 export async function copyTreeConfined(
   from: string,
@@ -837,6 +850,7 @@ export async function copyTreeConfined(
   relative = "",
   known?: fs.Stats,
   links?: CopiedLink[],
+  budget?: { bytes: number },
 ): Promise<CopyCounts> {
   signal.throwIfAborted();
   const stat = known ?? lstatConfined(from);
@@ -851,9 +865,10 @@ export async function copyTreeConfined(
     try {
       const opened = fs.fstatSync(source);
       if (!opened.isFile()) throw pathChanged(path.posix.dirname(from), "a file became something else");
+      if (budget !== undefined && opened.size > budget.bytes) throw pastBudget(from);
       const { fd } = createConfined(to, stat.mode & 0o7777, true);
       try {
-        await copyBytes(source, fd);
+        await copyBytes(source, fd, budget, from);
       } finally {
         fs.closeSync(fd);
       }
@@ -865,7 +880,7 @@ export async function copyTreeConfined(
     mkdirConfined(to, 0o700);
     for (const entry of readdirConfined(from).map((e) => e.name).sort()) {
       const below = path.posix.join(relative, entry);
-      await copyTreeConfined(from + "/" + entry, to + "/" + entry, signal, counts, below, undefined, links);
+      await copyTreeConfined(from + "/" + entry, to + "/" + entry, signal, counts, below, undefined, links, budget);
     }
     chmodConfined(to, stat.mode & 0o7777);
     counts.directories++;

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -15,6 +15,7 @@ import { ToolError } from "@toolfence/core";
 import { isWithin } from "./paths.ts";
 import {
   copyTreeConfined,
+  createConfined,
   discardConfined,
   lstatConfined,
   mkdirsConfined,
@@ -875,6 +876,7 @@ export async function quarantineCreated(
   const ordered = [...candidates].filter((file) => !placeholders.has(file))
     .map((file) => ({ file, depth: file.split("/").length }))
     .sort((a, b) => a.depth - b.depth);
+  const budget = { bytes: QUARANTINE_COPY_BYTES };
   for (const { file } of ordered) {
     if (moved.some((m) => isWithin(file, m.path))) continue;
     if (kindNow(file) === undefined) continue;
@@ -889,17 +891,35 @@ export async function quarantineCreated(
       moveConfined(file, target, roots, { replace: false });
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EXDEV") continue; // gone meanwhile, or cannot move: next
+      // Across file systems the move is a copy, of bytes the command may have made for free (a sparse file, many
+      // names of one file), into a temp dir that is often a tmpfs: only within QUARANTINE_COPY_BYTES for the whole
+      // command. A path past it, or whose copy fails, is removed all the same, a note in its place: before, a copy that
+      // failed (the temp dir's file system full, or past its minute) left the protected path in the workspace for
+      // good, and `.npmrc` with a sparse tail of 48 MiB stayed there, unreported.
+      let why: string | undefined;
       try {
-        await copyTreeConfined(file, target, AbortSignal.timeout(QUARANTINE_COPY_MS));
-      } catch {
+        await copyTreeConfined(
+          file,
+          target,
+          AbortSignal.timeout(QUARANTINE_COPY_MS),
+          undefined,
+          "",
+          undefined,
+          [],
+          budget,
+        );
+      } catch (error) {
         await discardConfined(target);
-        continue;
+        why = `its copy failed (${(error as Error).message}; the quarantine copies ${
+          QUARANTINE_COPY_BYTES >> 20
+        } MiB for one command)`;
       }
       try {
         await removeConfined(file, AbortSignal.timeout(QUARANTINE_COPY_MS));
       } catch {
-        continue; // it stays where the command made it, and its copy in the quarantine
+        continue; // it stays where the command made it (and its copy, if any, in the quarantine)
       }
+      if (why !== undefined) noteRemoved(target, file, why);
     }
     moved.push({ path: file, movedTo: target });
   }
@@ -911,6 +931,23 @@ export async function quarantineCreated(
 
 // How long a quarantine copy (across file systems) or removal may take before it is left where it is.
 const QUARANTINE_COPY_MS = 60_000;
+// The most bytes the quarantine of one command copies across file systems.
+const QUARANTINE_COPY_BYTES = 64 << 20;
+
+// A note at `target` in the quarantine, where the protected path `file` would have been copied: why it was removed
+// without a copy. Nothing when it cannot be written (the temp dir's file system full): the result still lists it.
+function noteRemoved(target: string, file: string, why: string): void {
+  try {
+    const { fd } = createConfined(target, 0o600, true);
+    try {
+      writeSync(fd, `toolfence removed ${file}, a protected path a command created, without a copy: ${why}\n`);
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    // nothing more to keep
+  }
+}
 
 // The quarantine folder, made confined. It lies in the session temp dir, which commands may change: a link a
 // command put in its place is removed (it is the command's, not the user's), never followed.

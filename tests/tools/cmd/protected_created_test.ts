@@ -7,11 +7,14 @@
 import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import os from "node:os";
+import { execFileSync } from "node:child_process";
 import { mkdir, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { withSession } from "../../core/_helpers.ts";
 import { autoHost } from "../../../policy/hosts.ts";
 import { Session } from "../../../policy/session.ts";
+import { Workspace } from "../../../policy/workspace.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { isProtectedPath } from "../../../policy/protected_paths.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
@@ -133,5 +136,62 @@ describe("protected paths a sandboxed command makes", { skip }, () => {
       // The scripts made protected paths to move (the test would prove nothing otherwise).
       assert.ok(moved >= 10, `only ${moved} moved`);
     }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
+  });
+});
+
+// Whether a tmpfs can be mounted here (root), for a session temp dir on another file system than the workspace.
+function tmpfsMountable(): string | false {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-tmpfs-probe-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
+    execFileSync("umount", [dir], { stdio: "ignore" });
+    return false;
+  } catch {
+    return "cannot mount a tmpfs here (needs root)";
+  } finally {
+    fs.rmdirSync(dir);
+  }
+}
+
+describe("protected paths moved to a temp dir on another file system", { skip: skip || tmpfsMountable() }, () => {
+  // Across file systems the move is a copy, of bytes the command may make for free (a sparse file, names of one
+  // file). Before, a copy that failed (the temp dir's file system full, or past the copy's minute) left the
+  // protected path in the workspace, unreported: `.vscode/settings.json` beside a sparse file of 96 MiB stayed there
+  // for good. And a copy that fit wrote every byte out densely, into a temp dir that is often a tmpfs (memory).
+  test("a protected folder too big to copy is still taken out of the workspace, its bytes not copied", {
+    timeout: 120_000,
+  }, async () => {
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-temp-tmpfs-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=32m", "tmpfs", temp]);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-exdev-"));
+    const session = new Session({
+      workspace: new Workspace(dir, { tempParent: temp }),
+      host: autoHost(),
+      autoConfirm: true,
+      sandbox: "required",
+    });
+    try {
+      const command = `mkdir .vscode && echo '{"x": 1}' > .vscode/settings.json && ` +
+        `perl -e 'open(my $f, ">", ".vscode/pad") or die; truncate($f, 96 << 20) or die; ` +
+        `open(my $g, ">", ".npmrc") or die; print $g "registry=http://x/\\n"; truncate($g, 48 << 20) or die'`;
+      const out = okOutput<BashResult>(await box.call(session, "bash", { command }));
+      assert.deepEqual(protectedOnDisk(dir), [], JSON.stringify(out.protected_paths_moved));
+      assert.deepEqual(out.protected_paths_moved?.map((m) => m.path).sort(), [".npmrc", ".vscode"]);
+      // In their place, a note: .vscode past the bytes the quarantine copies, .npmrc past the temp dir's room.
+      const note = (name: string) =>
+        fs.readFileSync(out.protected_paths_moved!.find((m) => m.path === name)!.moved_to, "utf8");
+      assert.match(
+        note(".vscode"),
+        /removed .*\.vscode, .* without a copy: its copy failed \(ENOSPC: copying .* would pass the bytes the copy may write/,
+      );
+      assert.match(note(".npmrc"), /removed .*\.npmrc, .* without a copy: its copy failed \(No space left on device/);
+      const used = Number(execFileSync("df", ["--output=used", "-B1", temp]).toString().split("\n")[1]);
+      assert.ok(used < 8 << 20, `the temp dir's file system holds ${used} bytes`);
+    } finally {
+      await session.close();
+      execFileSync("umount", ["-l", temp]);
+      fs.rmSync(temp, { recursive: true, force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
