@@ -838,7 +838,8 @@ export function syncFd(fd: number): Promise<void> {
  * (its path relative to `to`, "" for `to` itself, and its target text), for
  * the caller to judge where it leads at its new place. `budget`, when given,
  * is the most bytes the copy may write (shared by the copies given the same
- * object): past it the copy fails with `ENOSPC` before writing the rest. A
+ * object): past it the copy fails with `ENOSPC` before writing the rest, and
+ * the budget is below zero. A
  * copy writes every byte a source's size says, the holes of a sparse file and
  * each name of a file with many, which cost whoever made them nothing.
  */
@@ -865,7 +866,11 @@ export async function copyTreeConfined(
     try {
       const opened = fs.fstatSync(source);
       if (!opened.isFile()) throw pathChanged(path.posix.dirname(from), "a file became something else");
-      if (budget !== undefined && opened.size > budget.bytes) throw pastBudget(from);
+      // Refused before it writes, the budget left below zero as by a write past it (whose caller then knows why).
+      if (budget !== undefined && opened.size > budget.bytes) {
+        budget.bytes -= opened.size;
+        throw pastBudget(from);
+      }
       const { fd } = createConfined(to, stat.mode & 0o7777, true);
       try {
         await copyBytes(source, fd, budget, from);

@@ -897,6 +897,7 @@ export async function quarantineCreated(
       // failed (the temp dir's file system full, or past its minute) left the protected path in the workspace for
       // good, and `.npmrc` with a sparse tail of 48 MiB stayed there, unreported.
       let why: string | undefined;
+      const left = budget.bytes;
       try {
         await copyTreeConfined(
           file,
@@ -910,6 +911,7 @@ export async function quarantineCreated(
         );
       } catch (error) {
         await discardConfined(target);
+        budget.bytes = left; // what it wrote is gone with it
         why = `its copy failed (${(error as Error).message}; the quarantine copies ${
           QUARANTINE_COPY_BYTES >> 20
         } MiB for one command)`;

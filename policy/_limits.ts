@@ -874,6 +874,18 @@ export function diskFloors(paths: readonly string[]): DiskFloor[] | undefined {
 }
 
 /**
+ * The bytes the server may still write on the file system holding `file` before it passes its floor (see
+ * {@linkcode diskFloors}; at least {@linkcode DISK_SLACK}), for a copy the server makes itself of what commands made:
+ * a command's sparse files and links of one file cost it no disk, and their copy writes every byte. Undefined where
+ * it cannot be read.
+ */
+export function diskRoom(file: string): number | undefined {
+  const floor = diskFloors([file])?.[0];
+  const free = freeSpace(file);
+  return floor === undefined || free === undefined ? undefined : free.bytes - floor.bytes;
+}
+
+/**
  * A watch of the free space and free inodes of the file systems of `watched` (from {@linkcode diskFloors}) while a
  * command runs: once one holds less than its floor, `end` is called. No rlimit bounds the bytes or files a tree writes
  * (RLIMIT_FSIZE caps a file, not their number: 40 files of 1 MiB under a 1 MiB fileSize), and no cgroup counts a disk;

@@ -42,6 +42,7 @@ import {
   withPathLocks,
 } from "@toolfence/internal";
 import type { Policy } from "./policy.ts";
+import { diskRoom } from "./_limits.ts";
 
 /**
  * The {@linkcode FileDoor} of a {@linkcode Policy}; made by the policy itself
@@ -241,15 +242,32 @@ export class PolicyFileDoor implements FileDoor {
     const to = destination.path;
     const temp = path.join(path.dirname(to), tempName());
     const links: CopiedLink[] = [];
+    // Within what the destination's disk has above its floor, as a command's writes are: before, a copy of a folder
+    // of sparse files a command made (4 KiB of disk) wrote 1.1 GB, every hole, and one of a thousand wrote a TB.
+    const room = diskRoom(path.dirname(to));
+    const budget = room === undefined ? undefined : { bytes: room };
     let counts: CopiedCounts;
     try {
-      counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat, links);
+      counts = await copyTreeConfined(source.path, temp, signal, undefined, "", source.stat, links, budget);
       // The copy is built in the destination's own folder, so each link already lies as deep as it will.
       await this.#judgeLinks(links, temp, to, verb);
       const land = destination.existed ? renameInFolder : placeInFolder;
       land(path.dirname(to), path.basename(temp), path.basename(to));
     } catch (error) {
       await discardConfined(temp);
+      if (budget !== undefined && budget.bytes < 0) {
+        const shown = this.#policy.workspace.relative(source.path);
+        throw new ToolError(
+          `Copying ${shown} would take the disk below half of its free space: a copy writes every byte of a sparse ` +
+            "file and of each name of a linked file, whatever they take where they are",
+          {
+            code: "no_space",
+            recoveryHint: "Copy less (single files), or make a link or a sparse copy with a command (cp --sparse).",
+            details: { path: source.path, room, reason: (error as Error).message },
+            cause: error,
+          },
+        );
+      }
       throw this.#appeared(destination, error);
     }
     const below = links.filter((link) => link.relative !== "");

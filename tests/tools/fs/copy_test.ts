@@ -3,7 +3,12 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import fsp from "node:fs/promises";
-import { denyAllHost } from "../../../policy/hosts.ts";
+import os from "node:os";
+import path from "node:path";
+import { autoHost, denyAllHost } from "../../../policy/hosts.ts";
+import { Session } from "../../../policy/session.ts";
+import { ToolBox } from "../../../toolbox.ts";
+import { fsTools } from "../../../tools/fs/mod.ts";
 import { ok, unchanged } from "./_helpers.ts";
 import { at, l, useToolLayout, withHost } from "./_tool_layout.ts";
 
@@ -40,5 +45,53 @@ describe("copy", () => {
     execFileSync("mkfifo", [at("pipe")]);
     const fifo = await unchanged(l.root, () => l.call("copy", { src: "pipe", dst: "pipe2" }));
     assert.equal(fifo.errorCode, "not_regular_file");
+  });
+});
+
+// Whether a tmpfs can be mounted here (root): a workspace of a small disk of its own.
+function tmpfsMountable(): string | false {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-tmpfs-probe-"));
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
+    execFileSync("umount", [dir], { stdio: "ignore" });
+    return false;
+  } catch {
+    return "cannot mount a tmpfs here (needs root)";
+  } finally {
+    fs.rmdirSync(dir);
+  }
+}
+
+describe("copy on a small disk", { skip: tmpfsMountable() }, () => {
+  // A command's sparse files cost it no disk, and a copy writes every byte of them. Before, copying a folder of three
+  // sparse files of 64 MiB (4 KiB of disk) wrote 192 MiB of a 256 MiB disk, leaving 64 MiB; a thousand such files
+  // (a command makes them in milliseconds) would fill any disk.
+  test("a copy that would take the disk below half of its free space is refused before it writes", {
+    timeout: 60_000,
+  }, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-copy-disk-"));
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=256m", "tmpfs", dir]);
+    const session = new Session({ workspace: dir, host: autoHost() });
+    try {
+      fs.mkdirSync(path.join(dir, "d"));
+      for (const name of ["a", "b", "c"]) {
+        fs.writeFileSync(path.join(dir, "d", name), "");
+        fs.truncateSync(path.join(dir, "d", name), 64 << 20);
+      }
+      fs.writeFileSync(path.join(dir, "small.txt"), "small\n");
+      const box = new ToolBox().register(...fsTools());
+      const refused = await box.call(session, "copy", { src: "d", dst: "e" });
+      assert.equal(refused.errorCode, "no_space", refused.error);
+      assert.match(refused.error ?? "", /Copying d would take the disk below half of its free space/);
+      assert.ok(!fs.existsSync(path.join(dir, "e")));
+      const used = Number(execFileSync("df", ["--output=used", "-B1", dir]).toString().split("\n")[1]);
+      assert.ok(used < 16 << 20, `the disk holds ${used} bytes`);
+      // A copy within the room still goes.
+      assert.equal((await box.call(session, "copy", { src: "small.txt", dst: "copy.txt" })).status, "success");
+    } finally {
+      await session.close();
+      execFileSync("umount", ["-l", dir]);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
