@@ -14,6 +14,13 @@
  * for one name, and a name checked out or unpacked there may arrive in either
  * form, so a rule written in one must cover a file named in the other.
  *
+ * Letter case is folded as such a file system folds it, beyond the letters a
+ * case-insensitive regular expression pairs: `ſecrets` is `secrets` (the long
+ * s folds to s), `.ßh` is `.ssh`, `ﬁle` is `file` on an ext4 or tmpfs casefold
+ * folder (Unicode's case folding) and, for the long s, on NTFS. A path and a
+ * pattern holding letters beyond ASCII are compared in their NFC forms and in
+ * their folded forms; either match counts (fail closed).
+ *
  * @module
  */
 import picomatchModule from "picomatch";
@@ -53,23 +60,30 @@ const NUMBERED = /\\[1-9]|\(\?</;
 // pattern after another, each a call and an expression of its own: 10 µs for one path against the 100 or so
 // expanded default protected paths, which the sandbox's walks of the workspace ask for every entry.
 function joinedMatcher(given: readonly string[]): PathMatcher {
-  const patterns = given.map(nfc);
+  const patterns = [...new Set([...given.map(nfc), ...given.map(folded)])];
   const sources = patterns.map((p) => picomatch.makeRe(p, OPTIONS).source);
+  let test: PathMatcher;
   if (sources.some((source) => NUMBERED.test(source))) {
-    const each = picomatch(patterns, OPTIONS);
-    return (candidate) => each(nfc(candidate));
+    test = picomatch(patterns, OPTIONS);
+  } else {
+    const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "isy");
+    const literal = new Set(patterns);
+    const mayMatch = namesPrefilter(patterns);
+    test = (candidate) => {
+      if (literal.has(candidate)) return true;
+      if (!mayMatch(candidate)) return false;
+      joined.lastIndex = 0;
+      return joined.test(candidate);
+    };
   }
-  const joined = new RegExp(sources.map((source) => `(?:${source})`).join("|"), "isy");
-  const literal = new Set(patterns);
-  const mayMatch = namesPrefilter(patterns);
   return (raw) => {
     if (raw === "") return false;
-    // An ASCII pattern can match a name that is not ASCII in one form only (`?` one character of the NFC form).
+    // Each form on its own: an ASCII pattern can match a name that is not ASCII in one form only (`?` one
+    // character of the NFC form, `s` the long s of the folded form).
     const candidate = nfc(raw);
-    if (literal.has(candidate)) return true;
-    if (!mayMatch(candidate)) return false;
-    joined.lastIndex = 0;
-    return joined.test(candidate);
+    if (test(candidate)) return true;
+    const fold = folded(raw);
+    return fold !== candidate && test(fold);
   };
 }
 
@@ -78,6 +92,14 @@ const NON_ASCII = /[\u0080-\uffff]/;
 // `text` in Unicode's composed form (NFC), in which patterns and paths are compared.
 function nfc(text: string): string {
   return NON_ASCII.test(text) ? text.normalize("NFC") : text;
+}
+
+// `text` as a file system that folds case compares it: its NFC form with every letter case-folded, as upper case
+// then lower case gives it (the full folding: ſ to s, ß to ss, ﬁ to fi, ς to σ). A regular expression's `i` pairs
+// only letters whose upper cases are one character and never a letter beyond ASCII with one in it, so `ſecrets`
+// was not `secrets/**`, though an ext4 casefold folder opens secrets/ for it. ASCII is left as it is (`i` folds it).
+function folded(text: string): string {
+  return NON_ASCII.test(text) ? text.normalize("NFC").toUpperCase().toLowerCase().normalize("NFC") : text;
 }
 
 // The names of a pattern, split at its slashes; undefined where a slash may not part names (inside braces,

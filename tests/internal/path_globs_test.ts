@@ -31,6 +31,11 @@ import { grepTool } from "../../tools/search/grep.ts";
 const noBwrap = (await bubblewrapStatus()).path ? false : "needs bubblewrap";
 const POLICY = { paths: { deny: ["**/.env", "secrets/**"], readOnly: ["vendor/**"] } };
 
+// `text` case-folded as a file system that folds case takes it (ASCII as it is: the matcher's `i` folds that).
+function folded(text: string): string {
+  return /[\u0080-\uffff]/.test(text) ? text.normalize("NFC").toUpperCase().toLowerCase().normalize("NFC") : text;
+}
+
 // A spelling of `text` with each letter's case chosen by `bits`.
 function spelled(text: string, bits: number): string {
   let i = 0;
@@ -107,9 +112,11 @@ describe("one matcher for many patterns", () => {
       const expanded = patterns.flatMap((p) => p.endsWith("/**") ? [p, p.slice(0, -3)] : [p]);
       let reference: (candidate: string) => boolean;
       try {
-        // Compared in the NFC forms (the Kelvin sign is K there), as the policy's matcher compares them.
-        const each = picomatchArray(expanded.map((p) => p.normalize("NFC")), { dot: true, nocase: true });
-        reference = (c) => each(c.normalize("NFC"));
+        // Compared in the NFC forms (the Kelvin sign is K there) and the case-folded ones (the long s is s there),
+        // as the policy's matcher compares them.
+        const forms = expanded.flatMap((p) => [p.normalize("NFC"), folded(p)]);
+        const each = picomatchArray(forms, { dot: true, nocase: true });
+        reference = (c) => each(c.normalize("NFC")) || each(folded(c));
       } catch {
         assert.throws(() => pathGlobMatcher(patterns), `${JSON.stringify(patterns)}: picomatch refuses them`);
         continue;
@@ -130,6 +137,13 @@ describe("one matcher for many patterns", () => {
         [["x/σ"], "x/ς"],
         [["**/Σ/**"], "ς/y"],
         [["lefthook.{yml,json}"], "LEFTHOOK.json"],
+        // Letters a case-folding file system takes for others: the long s for s, sharp s for ss, a ligature for
+        // its letters (an ext4 casefold folder opens secrets/ for ſecrets/).
+        [["secrets/**"], "ſecrets/key.txt"],
+        [["**/.ssh/**"], "home/.ßh/id_ed25519"],
+        [["**/.ssh/**"], "home/.SSH/id_ed25519"],
+        [["**/config.json"], "app/conﬁg.json"],
+        [["**/ſecret.txt"], "a/SECRET.txt"],
       ] as const
     ) {
       assert.equal(pathGlobMatcher(patterns)(candidate), true, `${patterns} ${candidate}`);
@@ -198,6 +212,9 @@ describe("with real files in other letter cases", () => {
     await fsp.mkdir(path.join(workdir, "VENDOR"));
     await fsp.writeFile(path.join(workdir, ".ENV"), "CASE-SECRET-1\n");
     await fsp.writeFile(path.join(workdir, "Secrets", "key.txt"), "CASE-SECRET-2\n");
+    // The long s: a case-folding file system (ext4 or tmpfs casefold, NTFS) takes ſecrets for secrets.
+    await fsp.mkdir(path.join(workdir, "\u017fecrets"));
+    await fsp.writeFile(path.join(workdir, "\u017fecrets", "key.txt"), "CASE-SECRET-3\n");
     await fsp.writeFile(path.join(workdir, "VENDOR", "lib.js"), "vendored\n");
     const rules = PolicyRules.fromLayers([parsePolicyFile("p.json", JSON.stringify(POLICY), "project")], workdir);
     session = new Session({ workspace: workdir, rules, autoConfirm: true });
@@ -209,14 +226,14 @@ describe("with real files in other letter cases", () => {
 
   test("the file tools refuse or leave them out; a read-only one is not written", { timeout: 60_000 }, async () => {
     const box = new ToolBox().withDefaults("fs", "search");
-    for (const p of [".ENV", ".env", "Secrets/key.txt", "secrets/key.txt"]) {
+    for (const p of [".ENV", ".env", "Secrets/key.txt", "secrets/key.txt", "\u017fecrets/key.txt"]) {
       const read = await box.call(session, "read_file", { path: p });
       assert.notEqual(read.status, "success", `${p}: ${JSON.stringify(read)}`);
     }
     for (const [name, args] of [["grep", { pattern: "CASE", path: "." }], ["list_dir", { path: "." }]] as const) {
       const result = await box.call(session, name, args);
       assert.equal(result.status, "success", JSON.stringify(result));
-      assert.ok(!/CASE-SECRET|\.ENV|Secrets/.test(JSON.stringify(result.output)), JSON.stringify(result));
+      assert.ok(!/CASE-SECRET|\.ENV|Secrets|\u017fecrets/.test(JSON.stringify(result.output)), JSON.stringify(result));
     }
     const write = await box.call(session, "write_file", { path: "VENDOR/lib.js", content: "changed\n" });
     assert.equal(write.errorCode, "permission_denied", JSON.stringify(write));
@@ -233,7 +250,9 @@ describe("with real files in other letter cases", () => {
     assert.equal(named.errorCode, "permission_denied", JSON.stringify(named));
     // Spelled at run time, the analysis cannot see the names (and asks, answered yes): the sandbox masks them.
     const result = await box.call(session, "bash", {
-      command: 'for f in "$(printf .E%s NV)" "$(printf Sec%s rets/key.txt)"; do cat "$f"; done; ls -A ./S*; echo done',
+      command:
+        'for f in "$(printf .E%s NV)" "$(printf Sec%s rets/key.txt)" "$(printf \'\\305\\277ecrets/key.txt\')"; ' +
+        'do cat "$f"; done; ls -A ./S*; echo done',
     });
     const out = JSON.stringify(result);
     assert.match(out, /done/, out);
