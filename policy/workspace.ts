@@ -390,7 +390,7 @@ export class Workspace {
     input: string,
     absolute: string,
     followFinal: boolean,
-    budget: { hops: number },
+    budget: { hops: number; outside?: boolean },
   ): Walked {
     // A path below the workdir is walked from the workdir: resolve() has just found that very folder (device,
     // inode, birth time) at its path, so a link swapped in above it would have to lead back to the same folder,
@@ -435,7 +435,11 @@ export class Workspace {
       }
       const last = queue.length === 0;
       if (stat.isSymbolicLink() && (followFinal || !last)) {
+        if (this.#areaOf(next) === undefined) budget.outside = true;
         if (++budget.hops > MAX_SYMLINK_HOPS) {
+          // A loop through a link outside the workspace is refused as the outside is, whatever lies there (see
+          // #lookupError): a link outside that leads to a file or nowhere answers outside_workspace.
+          if (budget.outside) throw this.#outside(input, next);
           throw new ToolError(
             `Path ${input} cannot be resolved: too many levels of symbolic links (a loop?)`,
             {
@@ -465,9 +469,13 @@ export class Workspace {
     return { real: current, exists: true, ...(currentStat ? { stat: currentStat } : {}) };
   }
 
+  // What went wrong looking at a name outside the workspace (a link loop, a folder the server may not search) says
+  // nothing: the path is outside, as it is when nothing or a plain file lies there. Before, a tenant's read_file of
+  // `/srv/tenants/bob/x` answered symlink_loop where bob's x was a loop of links and outside_workspace where it was
+  // a file or nothing, and an EACCES named the folder and the errno.
   #lookupError(input: string, at: string, error: unknown): ToolError {
+    if (this.#areaOf(at) === undefined) return this.#outside(input, at);
     if (isRuntimePermissionError(error)) {
-      if (this.#areaOf(at) === undefined) return this.#outside(input, at);
       const flag = runtimeFlag("read", at);
       return new ToolError(
         `The runtime does not grant read access to ${at}: it needs ${flag}`,

@@ -195,3 +195,32 @@ describe("symlinks are acted on as links", () => {
     }
   });
 });
+
+// What a tool answers about a path outside the workspace never depends on what lies there: a loop of links outside
+// (another tenant's, a folder of the host's) is outside_workspace, as a file or nothing there is. Before, it was
+// symlink_loop, and a tenant learned which of another tenant's names were loops of links.
+describe("a loop of links outside the workspace", () => {
+  test("is refused as outside, as a file or nothing there is, by every tool", { timeout: 60_000 }, async () => {
+    const l = await makeLayout(fsTools());
+    try {
+      await fsp.symlink("loop-y", path.join(l.outside, "loop-x"));
+      await fsp.symlink("loop-x", path.join(l.outside, "loop-y"));
+      await fsp.symlink(path.join(l.outside, "loop-x"), path.join(l.workdir, "to-loop-out"));
+      const before = await treeFingerprint(l.root);
+      for (const given of [`${l.outside}/loop-x`, `${l.outside}/loop-x/f.txt`, "to-loop-out", "to-loop-out/f.txt"]) {
+        for (const [tool, call] of Object.entries(CALLS)) {
+          // The link in the workspace itself is the tools' to act on (file_info tells of it, delete removes it).
+          if (given === "to-loop-out" && /^(file_info|delete|move \(src\)|copy \(src\))$/.test(tool)) continue;
+          const [name, args] = call(given);
+          const missing = await l.call(name, call(given.replace("loop-x", "nothing-here"))[1]);
+          const result = await l.call(name, args);
+          assert.equal(result.errorCode, missing.errorCode, `${tool} ${given}: ${JSON.stringify(result)}`);
+          assert.equal(result.errorCode, "outside_workspace", `${tool} ${given}: ${JSON.stringify(result)}`);
+        }
+      }
+      assert.deepEqual(await treeFingerprint(l.root), before);
+    } finally {
+      await l.cleanup();
+    }
+  });
+});
