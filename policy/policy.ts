@@ -36,7 +36,9 @@ import { type ResolvedPath, statTaken, type Workspace } from "./workspace.ts";
 import {
   deniedEntries,
   inodeKey,
+  isWithin,
   linkedInodes,
+  literalGlob,
   lstatConfined,
   pathChangedError,
   quickLstat,
@@ -204,9 +206,13 @@ export class Policy {
     this.#assessor = options.assessor;
     this.fence = options.fence ?? runtimeFence;
     this.sandbox = options.sandbox ?? "auto";
-    this.protectedPaths = Object.freeze([...DEFAULT_PROTECTED_PATHS, ...(options.protectedPaths ?? [])]);
     // Path rules are relative to this session's workspace (a tenant's, under HTTP serving).
     this.rules = (options.rules ?? PolicyRules.empty(this.workspace.workdir)).withRoot(this.workspace.workdir);
+    this.protectedPaths = Object.freeze([
+      ...DEFAULT_PROTECTED_PATHS,
+      ...(options.protectedPaths ?? []),
+      ...policyFilesIn(this.rules, this.workspace.workdir),
+    ]);
     this.#onDecision = options.onDecision;
     this.#saveRule = options.saveRule;
     this.hiddenPaths = Object.freeze(this.rules.hiddenGlobs());
@@ -906,6 +912,25 @@ export class Policy {
     return realPath === this.workspace.workdir ||
       (this.workspace.tempDirCreated && realPath === await this.workspace.tempDir());
   }
+}
+
+// The files the rules were read from that lie in the workspace (`--config ./agent.json`), as globs relative to it
+// that name only themselves: they are protected paths wherever they lie, as toolfence.json is. Before, a policy
+// file given by `--config` in the workspace was rewritten on an automatic answer (a command's allow rules, the
+// sandbox's settings), and the next server started with the agent's own policy.
+function policyFilesIn(rules: PolicyRules, workdir: string): string[] {
+  const found: string[] = [];
+  for (const layer of rules.layers) {
+    if (layer.file === undefined || !path.posix.isAbsolute(layer.file)) continue;
+    let real = path.posix.normalize(layer.file);
+    try {
+      real = fs.realpathSync.native(real);
+    } catch {
+      // Gone, or not to be looked at: its path as given.
+    }
+    if (isWithin(real, workdir) && real !== workdir) found.push(literalGlob(real.slice(workdir.length + 1)));
+  }
+  return found;
 }
 
 function answererOf(source: ChoiceSource | undefined): PolicyDecisionEvent["answeredBy"] {

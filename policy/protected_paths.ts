@@ -124,6 +124,8 @@ export const DEFAULT_PROTECTED_PATHS: readonly string[] = Object.freeze([
   // and the AWS tools.
   ".gitconfig",
   ".config/git/**",
+  // toolfence's own user policy file (`~/.config/toolfence/config.json`), read by the next server started there.
+  ".config/toolfence/**",
   ".ssh/**",
   ".hgrc",
   ".curlrc",

@@ -14,6 +14,8 @@ import { openFence } from "../../../policy/fence.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import { fsTools } from "../../../tools/fs/fs_tools.ts";
 import { patchTools } from "../../../tools/patch/patch_tools.ts";
+import { PolicyRules } from "../../../policy/config/rules.ts";
+import { parsePolicyFile } from "../../../policy/config/load.ts";
 import { tempFolder, treeFingerprint } from "./_helpers.ts";
 
 let root: string;
@@ -200,5 +202,41 @@ describe("protected paths from the session", () => {
     await s.close();
     assert.equal(refused.errorCode, "permission_denied");
     assert.equal(allowed.status, "success", allowed.error);
+  });
+});
+
+// toolfence's own policy files, where they lie in the workspace: the user file of a workspace that is a home folder
+// (`.config/toolfence/config.json`) and a file the rules were read from (`--config ./agent.json`). The next server
+// reads them: before, an automatic answer created the one and rewrote the other, and that server started with the
+// agent's own rules (its allow rules, its sandbox settings).
+describe("the policy's own files", () => {
+  test("are protected paths: an automatic answer neither creates nor rewrites them", { timeout: 60_000 }, async () => {
+    const file = path.join(workdir, "policies", "agent [1].json");
+    await fsp.mkdir(path.dirname(file));
+    const text = '{ "commands": { "deny": ["git push"] } }';
+    await fsp.writeFile(file, text);
+    const rules = PolicyRules.fromLayers([parsePolicyFile(file, text, "cli")], workdir);
+    const s = new Session({ workspace: workdir, autoConfirm: true, fence: openFence(), rules });
+    try {
+      const allow = '{ "commands": { "allow": ["*"] } }\n';
+      for (
+        const [name, args] of [
+          ["write_file", { path: ".config/toolfence/config.json", content: allow }],
+          ["write_file", { path: "policies/agent [1].json", content: allow }],
+          ["edit_file", { path: "policies/agent [1].json", old_text: "deny", new_text: "allow" }],
+          ["delete", { path: "policies", recursive: true }],
+        ] as const
+      ) {
+        const result = await box.call(s, name, args);
+        assert.equal(result.errorCode, "permission_denied", `${name} ${JSON.stringify(args)}: ${result.error}`);
+      }
+      // Another file beside it is not the policy's.
+      const beside = await box.call(s, "write_file", { path: "policies/notes.json", content: "{}\n" });
+      assert.equal(beside.status, "success", beside.error);
+    } finally {
+      await s.close();
+    }
+    assert.equal(await fsp.readFile(file, "utf8"), text);
+    await assert.rejects(fsp.lstat(path.join(workdir, ".config")), { code: "ENOENT" });
   });
 });
