@@ -104,6 +104,7 @@ export { inodeKey, linkedInodes, otherNames } from "./hidden_aliases.ts";
 export {
   closeMounts,
   type EntryKind,
+  protectedLinkTargets,
   type ProtectedMount,
   protectedMountArgs,
   protectedMounts,

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { closeSync, lstatSync, mkdirSync, openSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, lstatSync, mkdirSync, openSync, realpathSync, rmdirSync, unlinkSync, writeSync } from "node:fs";
 import fsp from "node:fs/promises";
 import path from "node:path";
 import process from "node:process";
@@ -604,6 +604,8 @@ interface WalkFindings {
   mounts: ProtectedMount[];
   /** Every protected entry seen (links and other entries too, which get no mount). */
   seen: Set<string>;
+  /** The protected entries that are links, below folders bound read-only whole too (see protectedLinkTargets). */
+  links: string[];
   /** Whether the first name of `rel` surely does not exist at the root (see listedKind). */
   absent(rel: string): boolean;
   /** What lies at `rel` now: from the walk's listing where it settles it, else from lstat. */
@@ -634,6 +636,9 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
   const matches = pathGlobMatcher(patterns);
   const packages = !skipsPackages(patterns);
   const at = (rel: string) => under(root, rel);
+  const links: string[] = [];
+  // The folders bound read-only whole: below them the walk looks for links only (their entries need no mount).
+  const whole = new Set<string>();
   const queue: string[] = [""];
   let incomplete = false;
   for (let next = 0; next < queue.length && !incomplete; next++) {
@@ -644,7 +649,8 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
     } catch {
       continue;
     }
-    listings.add(rel, entries);
+    const covered = whole.has(rel);
+    if (!covered) listings.add(rel, entries);
     const inGit = path.basename(rel) === ".git";
     for (const entry of entries) {
       if (++seen > limit) {
@@ -652,12 +658,20 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
         break;
       }
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
+      if (covered) {
+        if (entry.isSymlink) links.push(at(childRel));
+        else if (entry.isDirectory) whole.add(childRel), queue.push(childRel);
+        continue;
+      }
       if (matches(childRel)) {
         const abs = at(childRel);
         seenProtected.add(abs);
-        const mount = mountOf(abs, childRel, listedEntryKind(entry), patterns);
+        const kind = listedEntryKind(entry);
+        if (kind === "link") links.push(abs);
+        const mount = mountOf(abs, childRel, kind, patterns);
         if (mount !== undefined) found.push(mount);
-        // Below a pinned folder the walk goes on; what is bound read-only whole, or not at all, it leaves.
+        // Below a pinned folder the walk goes on; below one bound read-only whole it looks for links only.
+        if (mount?.how === "read-only" && kind === "dir") whole.add(childRel), queue.push(childRel);
         if (mount?.how !== "pinned") continue;
       }
       if (entry.isDirectory && !skipped(entry.name, inGit, packages)) queue.push(childRel);
@@ -667,6 +681,7 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
     incomplete,
     mounts: found,
     seen: seenProtected,
+    links,
     absent: (rel) => listedKind(listings, rel.split("/")[0]) === "missing",
     kindOf(rel) {
       const listed = listedKind(listings, rel);
@@ -686,9 +701,11 @@ async function listedProtected(
   if (found === undefined) return undefined;
   const mounts: ProtectedMount[] = [];
   const seen = new Set<string>();
+  const links: string[] = [];
   const readOnly: string[] = [];
   const depth = (rel: string) => rel.split("/").length;
   for (const [rel, kind] of [...found].sort(([a], [b]) => depth(a) - depth(b))) {
+    if (kind === "link") links.push(under(root, rel));
     if (readOnly.some((folder) => rel.startsWith(folder + "/"))) continue;
     const abs = under(root, rel);
     seen.add(abs);
@@ -700,6 +717,7 @@ async function listedProtected(
     incomplete: false,
     mounts,
     seen,
+    links,
     absent: (rel) => listing.kindOf(rel.split("/")[0]) === undefined,
     kindOf: (rel) => listing.kindOf(rel),
   };
@@ -723,6 +741,43 @@ function rootCandidates(patterns: readonly string[]): { rel: string; dir: boolea
     out.set(p, (out.get(p) ?? false) || dir);
   }
   return [...out].map(([rel, dir]) => ({ rel, dir }));
+}
+
+// Where the protected links `links` (absolute) lead in `root` that no pattern protects, by real path, with whether a
+// folder: a protected name that is a link (`.git/hooks/pre-commit -> ../../scripts/pre-commit`, the usual way of
+// sharing a hook; `.vscode -> ../shared/vscode`) runs or loads what it leads to, which was writable: a command
+// rewrote scripts/pre-commit, and the next `git commit` ran it on the host. A dangling link leads nowhere to cover;
+// one leading outside leads where no command writes (the read view is read-only).
+function linkTargets(root: string, patterns: readonly string[], links: readonly string[]): Map<string, boolean> {
+  const places = new Map<string, boolean>();
+  for (const link of links) {
+    let place: string;
+    let folder: boolean;
+    try {
+      place = realpathSync(link);
+      folder = lstatSync(place).isDirectory();
+    } catch {
+      continue;
+    }
+    if (!isWithin(place, root) || place === root) continue;
+    if (!pathGlobMatcher(patterns)(place.slice(root.length + 1))) places.set(place, folder);
+  }
+  return places;
+}
+
+/**
+ * Where the protected links of the workspace `root` lead in it that no
+ * pattern protects (real path: whether a folder), found by a walk as
+ * {@linkcode protectedMounts} finds them (the sandbox binds them read-only;
+ * the file tools ask a person before they change them). Throws
+ * `workspace_too_large` past {@linkcode MAX_PROTECTED_WALK_ENTRIES} entries.
+ * Not public API.
+ */
+export function protectedLinkTargets(root: string, patterns: readonly string[]): Map<string, boolean> {
+  if (patterns.length === 0) return new Map();
+  const existing = existingProtected(root, patterns, MAX_PROTECTED_WALK_ENTRIES);
+  if (existing.incomplete) throw workspaceTooLarge(root);
+  return linkTargets(root, patterns, existing.links);
 }
 
 /** The protected-path mounts of a sandbox, and the missing protected paths to watch. */
@@ -772,6 +827,11 @@ export async function protectedMounts(
       mount.how === "pinned" || existing.kindOf(path.relative(root, mount.path)) === "dir",
     );
     if (opened !== undefined) mounts.set(mount.path, opened);
+  }
+  for (const [place, folder] of linkTargets(root, patterns, existing.links)) {
+    if (mounts.has(place)) continue;
+    const opened = openMount({ path: place, how: "read-only" }, folder);
+    if (opened !== undefined) mounts.set(place, opened);
   }
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
   // File placeholders first, so that a folder pattern at the same path wins.

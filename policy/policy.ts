@@ -41,6 +41,7 @@ import {
   literalGlob,
   lstatConfined,
   pathChangedError,
+  protectedLinkTargets,
   quickLstat,
   readdirConfined,
 } from "@toolfence/internal";
@@ -195,6 +196,9 @@ export class Policy {
     leadTo: ReadonlyMap<string, boolean>;
     ways: ReadonlySet<string>;
   };
+
+  // Where the workspace's protected links lead (real path: whether a folder), and when that was looked up.
+  #protectedLinks?: { at: number; leadTo: ReadonlyMap<string, boolean> };
 
   readonly #processDoor: PolicyProcessDoor;
 
@@ -788,6 +792,8 @@ export class Policy {
     const relative = real === root ? "" : real.slice(root.length + 1);
     const patterns = this.protectedPaths;
     if (isProtectedPath(relative, patterns)) return relative;
+    const led = area === "workdir" ? this.#protectedLinkLeadsTo(real, tree) : undefined;
+    if (led !== undefined) return led;
     if (tree === undefined || !mayContainProtectedPath(relative, patterns)) return undefined;
     let seen = 0;
     const walk = (dir: string, under: string): string | undefined => {
@@ -810,6 +816,32 @@ export class Policy {
       return undefined;
     };
     return walk(tree, relative);
+  }
+
+  // The protected link of the workspace that leads to `real`, to a folder holding it, or (for a `tree` removed or
+  // moved whole) into it, as `LINK (it leads to PLACE)`; undefined when none does. A protected name that is a link
+  // (`.git/hooks/pre-commit -> ../../scripts/pre-commit`, the usual way of sharing a hook) runs or loads what it
+  // leads to, and the protected paths were judged at the real path alone: before, an automatic answer let
+  // write_file rewrite the hook, named by the link or by its target, which the next `git commit` ran.
+  #protectedLinkLeadsTo(real: string, tree: string | undefined): string | undefined {
+    const now = Date.now();
+    if (this.#protectedLinks === undefined || now - this.#protectedLinks.at > ALIAS_LOOKUP_MS) {
+      let leadTo: ReadonlyMap<string, boolean>;
+      try {
+        leadTo = protectedLinkTargets(this.workspace.workdir, this.protectedPaths);
+      } catch {
+        // Past the walk's bound: where protected links lead is not known (commands that may write are refused in
+        // such a workspace, see protectedMounts).
+        leadTo = new Map();
+      }
+      this.#protectedLinks = { at: now, leadTo };
+    }
+    for (const [place, folder] of this.#protectedLinks.leadTo) {
+      const inside = real === place || (folder && real.startsWith(`${place}/`)) ||
+        (tree !== undefined && place.startsWith(`${real}/`));
+      if (inside) return `${this.workspace.relative(place)} (a protected link leads there)`;
+    }
+    return undefined;
   }
 
   // Whether `real` (or, for a folder, an entry in it) is on the way of a hidden link of the workspace.
