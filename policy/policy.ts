@@ -115,6 +115,10 @@ const MAX_TREE_ENTRIES = 20_000;
 const MAX_CONNECTION_COMMAND_CHARS = 1000;
 // How long the workspace's denied files with other names are taken as known: one lookup walks the denied paths.
 const ALIAS_LOOKUP_MS = 1_000;
+// How long where the workspace's protected links lead is taken as known: one lookup walks the whole workspace (1 s
+// for 55,000 entries), and the links are a person's (one a command makes is moved away when it ends, and the file
+// tools ask a person before making one), so they change seldom.
+const PROTECTED_LINKS_LOOKUP_MS = 30_000;
 
 const VERBS: Record<WriteAction, string> = {
   write: "overwrite",
@@ -822,10 +826,11 @@ export class Policy {
   // moved whole) into it, as `LINK (it leads to PLACE)`; undefined when none does. A protected name that is a link
   // (`.git/hooks/pre-commit -> ../../scripts/pre-commit`, the usual way of sharing a hook) runs or loads what it
   // leads to, and the protected paths were judged at the real path alone: before, an automatic answer let
-  // write_file rewrite the hook, named by the link or by its target, which the next `git commit` ran.
+  // write_file rewrite the hook, named by the link or by its target, which the next `git commit` ran. Looked up at
+  // most every PROTECTED_LINKS_LOOKUP_MS.
   #protectedLinkLeadsTo(real: string, tree: string | undefined): string | undefined {
     const now = Date.now();
-    if (this.#protectedLinks === undefined || now - this.#protectedLinks.at > ALIAS_LOOKUP_MS) {
+    if (this.#protectedLinks === undefined || now - this.#protectedLinks.at > PROTECTED_LINKS_LOOKUP_MS) {
       let leadTo: ReadonlyMap<string, boolean>;
       try {
         leadTo = protectedLinkTargets(this.workspace.workdir, this.protectedPaths);
