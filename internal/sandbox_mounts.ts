@@ -661,7 +661,7 @@ function existingProtected(root: string, patterns: readonly string[], limit: num
       const childRel = rel === "" ? entry.name : `${rel}/${entry.name}`;
       if (covered) {
         if (entry.isSymlink) links.push(at(childRel));
-        else if (entry.isDirectory) whole.add(childRel), queue.push(childRel);
+        else if (entry.isDirectory && !skipped(entry.name, inGit, packages)) whole.add(childRel), queue.push(childRel);
         continue;
       }
       if (matches(childRel)) {
