@@ -117,7 +117,7 @@ const MAX_CONNECTION_COMMAND_CHARS = 1000;
 const ALIAS_LOOKUP_MS = 1_000;
 // How long where the workspace's protected links lead is taken as known: one lookup walks the whole workspace (1 s
 // for 55,000 entries), and the links are a person's (one a command makes is moved away when it ends, and the file
-// tools ask a person before making one), so they change seldom.
+// tools ask a person before making one, after which they are looked up again), so they change seldom.
 const PROTECTED_LINKS_LOOKUP_MS = 30_000;
 
 const VERBS: Record<WriteAction, string> = {
@@ -588,7 +588,13 @@ export class Policy {
     }
     const guarded = this.#protectedAt(real, area, options.tree ?? (removes ? real : undefined)) ??
       (target.existed ? undefined : this.#protectedAncestor(real, area));
-    if (guarded !== undefined) return await this.#askPerson(real, shown, kind, guarded, signal, options.proposed);
+    if (guarded !== undefined) {
+      await this.#askPerson(real, shown, kind, guarded, signal, options.proposed);
+      // A protected path a person let change may now be a link, or lead elsewhere: where protected links lead is
+      // looked up again at the next write, not up to PROTECTED_LINKS_LOOKUP_MS later.
+      this.#protectedLinks = undefined;
+      return;
+    }
     if (area === "temp") return;
     if (kind === "mkdir") return;
     if (this.state.isWriteGranted(real)) return;
