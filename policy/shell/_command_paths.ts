@@ -547,6 +547,11 @@ export interface ProgramShape {
   long: Readonly<Record<string, OptionKind>>;
   /** Whether the first operand is a pattern, script or filter (unless a script option gives it). */
   first?: "text";
+  /**
+   * Whether a letter that takes a value takes the next word even inside a cluster, the letters after it options
+   * still (tree's own parser: `tree -Ll 2` descends 2 levels and follows links).
+   */
+  valuesAfter?: true;
 }
 
 function kinds(spec: string): Record<string, OptionKind> {
@@ -649,6 +654,36 @@ export const SHAPES: ReadonlyMap<string, ProgramShape> = new Map([
     ),
   }],
   ["join", { short: letters("text: tjo12ae"), long: {} }],
+  // ls -L and du -L follow the links of the folders they walk, `.` when they are given none: the word after an option
+  // that takes one is no folder given (`ls -RL -I x` walks `.`).
+  ["ls", {
+    short: letters("flag: aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1; text: ITw"),
+    long: kinds(
+      "flag: all almost-all author escape ignore-backups directory dired file-type full-time " +
+        "group-directories-first no-group human-readable si dereference-command-line " +
+        "dereference-command-line-symlink-to-dir inode kibibytes dereference numeric-uid-gid literal " +
+        "hide-control-chars show-control-chars quote-name reverse recursive size context zero help version; " +
+        "optional: color classify hyperlink; " +
+        "text: block-size format hide indicator-style ignore quoting-style sort tabsize time time-style width",
+    ),
+  }],
+  ["tree", {
+    short: letters("flag: acdfghilnpqrstuvxACDFJQNSUXR; text: LPIHT; path: o"),
+    long: kinds(
+      "flag: help version inodes device noreport nolinks dirsfirst filesfirst si du prune ignore-case matchdirs " +
+        "metafirst gitignore info fromfile fflinks; text: sort charset timefmt filelimit; " +
+        "path: gitfile hintro houtro infofile",
+    ),
+    valuesAfter: true,
+  }],
+  ["du", {
+    short: letters("flag: 0abcDHhklLmPSsx; text: Bdt; path: X"),
+    long: kinds(
+      "flag: null all apparent-size bytes total dereference-args human-readable inodes dereference count-links " +
+        "no-dereference separate-dirs si summarize one-file-system help version; optional: time; " +
+        "text: block-size max-depth threshold time-style exclude; path: exclude-from files0-from",
+    ),
+  }],
   ["date", { short: letters("text: d"), long: kinds("text: date") }],
 ]);
 
@@ -670,6 +705,11 @@ interface PathWord {
   carries?: string[];
   /** Whether it is a folder the command creates files in whose names only the run knows (`unzip -d D`). */
   unknown?: boolean;
+  /**
+   * For an operand: whether it may instead be the value of an option the check cannot read (one no shape lists, or
+   * of a program without one), or the pattern such an option leaves first; the program may have been given none.
+   */
+  uncertain?: boolean;
 }
 
 /** Options of a program, by letter, by long name, and as whole words with one dash (openssl's `-out`). */
@@ -1291,6 +1331,14 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
   // GNU programs permute their arguments: an option anywhere before `--`, even after the operands, may be the one
   // (`-f`, `-e`) that makes the first operand a file.
   let unknownOption = false;
+  // Whether the word after the last option may be its value: the option is one the check cannot read.
+  let valueMayFollow = false;
+  const uncertain = new Set<BashWord>();
+  const operand = (word: BashWord) => {
+    if (valueMayFollow) uncertain.add(word);
+    valueMayFollow = false;
+    operands.push(word);
+  };
   const kindOf = (table: Readonly<Record<string, OptionKind>>, key: string) =>
     Object.hasOwn(table, key) ? table[key] : undefined;
   const takeValue = (kind: OptionKind, option: string, i: number): number => {
@@ -1308,7 +1356,7 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
     const value = word.value;
     if (value === undefined) {
       if (word.mayBeOption) unknownOption = true;
-      operands.push(word);
+      operand(word);
       continue;
     }
     if (value === "--") {
@@ -1316,13 +1364,16 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       break;
     }
     if (!value.startsWith("-") || value === "-") {
-      operands.push(word);
+      operand(word);
       continue;
     }
+    valueMayFollow = false;
     // A program that stops reading options at its first operand (xxd; the BSD tools; GNU's under POSIXLY_CORRECT)
     // opens an option-looking word after one as a file: `cat a -x` reads `./-x`, which may be a link leading out.
     if (operands.length > 0) out.push({ word, access: "read", origin: "operand" });
     if (shape === undefined) {
+      // Any option may take the next word (`ls -RL -I x`, `tree -l -L 2`).
+      valueMayFollow = !value.startsWith("--") || !value.includes("=");
       out.push(...attachedValues(word));
       continue;
     }
@@ -1331,7 +1382,10 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       const long = value.slice(2, equals < 0 ? undefined : equals);
       const kind = kindOf(shape.long, long);
       if (kind === undefined) {
+        // An option the shape does not list, or a start of one's name (GNU getopt takes any unambiguous one:
+        // `grep -R --max-c 1 x` searches `.` for `x`), may take the next word.
         unknownOption = true;
+        valueMayFollow = equals < 0;
         out.push(...attachedValues(word));
         continue;
       }
@@ -1348,27 +1402,41 @@ export function pathWords(name: string, args: readonly BashWord[]): PathWord[] {
       const kind = kindOf(shape.short, value[letter]);
       if (kind === undefined) {
         unknownOption = true;
+        valueMayFollow = letter === value.length - 1;
         out.push(...attachedValues({ text: value, value: `-${value.slice(letter)}`, mayBeOption: true }));
         break;
       }
       if (kind.startsWith("script")) scripted = true;
       if (kind === "flag") continue;
       const rest = value.slice(letter + 1);
+      if (shape.valuesAfter === true) {
+        i = takeValue(kind, `-${value[letter]}`, i);
+        continue;
+      }
       if (rest === "") i = takeValue(kind, `-${value[letter]}`, i);
       else if (kind === "path" || kind === "script-path") {
-        out.push({
-          word: { text: value, value: rest, mayBeOption: false },
-          access: "read",
-          origin: `-${value[letter]}`,
-        });
+        // getopt's reading, the whole rest (`-X=f` reads `=f`), and Go's and clap's, after the `=`.
+        const equals = rest.indexOf("=");
+        for (const attached of equals < 0 ? [rest] : [rest, rest.slice(equals + 1)]) {
+          out.push({
+            word: { text: value, value: attached, mayBeOption: false },
+            access: "read",
+            origin: `-${value[letter]}`,
+          });
+        }
       }
       break;
     }
   }
   const skipFirst = shape?.first === "text" && !scripted && !unknownOption;
+  // Where an option the check cannot read stands, the pattern may be the first operand that is no option's value.
+  const pattern = shape?.first === "text" && !scripted && unknownOption
+    ? operands.find((word) => !uncertain.has(word))
+    : undefined;
+  if (pattern !== undefined) uncertain.add(pattern);
   for (const [index, word] of operands.entries()) {
     if (skipFirst && index === 0) continue;
-    out.push({ word, access: "read", origin: "operand" });
+    out.push({ word, access: "read", origin: "operand", ...(uncertain.has(word) ? { uncertain: true } : {}) });
   }
   return out;
 }
@@ -1436,6 +1504,17 @@ function walkedFrom(word: BashWord): string[] {
  * operands, or the folder it runs in), each judged by where it leads.
  */
 /**
+ * The operands of a program's words, walked when it walks what it is given; with `certain`, only those no option may
+ * have taken for its value (`PathWord.uncertain`): whether it is given any decides whether it walks the folder it runs
+ * in (`tree -l -L 2` walks `.`, and through `.`'s links).
+ */
+function operandWords(words: readonly PathWord[], certain = false): BashWord[] {
+  return words.filter(({ origin, uncertain }) => origin === "operand" && !(certain && uncertain === true)).map((
+    { word },
+  ) => word);
+}
+
+/**
  * Whether the program may be given no folder, and walk the one it runs in: no operand names one, or a word known only
  * at run time may expand into options, which changes what the other words are (`ls -{L,R}` is `ls -L -R`; in
  * `grep -{R,n} x`, `x` is the pattern, and grep walks `.`).
@@ -1455,16 +1534,14 @@ function judgeFollowedLinks(
   judge: PathJudge,
 ) {
   // find walks its starting points, which a `--` does not end (`find -- -follow` walks `.`).
-  const named = name === "find"
-    ? findStartingPoints(args).words
-    : words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  const named = name === "find" ? findStartingPoints(args).words : operandWords(words);
   // A folder an option names is walked too (`diff --to-file=. sub/f`); a file has no links below it.
   const given = words.filter(({ origin, access }) => origin !== "operand" && access === "read").map(({ word }) => word);
   // An operand known only at run time asks on its own; a pattern is walked from the folder its matches lie in, since
   // the program walks the folders it matches (`grep -R x *` follows the links inside `sub`).
   const roots = [
     ...new Set([
-      ...(walksHere(name, args, mayWalkHere(named, args)) ? ["."] : []),
+      ...(walksHere(name, args, mayWalkHere(name === "find" ? named : operandWords(words, true), args)) ? ["."] : []),
       ...named.flatMap(walkedFrom),
       ...given.flatMap(walkedFrom),
     ]),
@@ -1505,9 +1582,12 @@ function judgeIgnoreFiles(
   folders: Folders,
   judge: PathJudge,
 ): CommandPath[] {
-  const named = words.filter(({ origin }) => origin === "operand").map(({ word }) => word);
+  const named = operandWords(words);
   const roots = [
-    ...new Set([...(mayWalkHere(named, words.map(({ word }) => word)) ? ["."] : []), ...named.flatMap(walkedFrom)]),
+    ...new Set([
+      ...(mayWalkHere(operandWords(words, true), words.map(({ word }) => word)) ? ["."] : []),
+      ...named.flatMap(walkedFrom),
+    ]),
   ];
   const inside = (folder: string) => judge(folder, "read").decision === "allow";
   return roots.flatMap((root) =>

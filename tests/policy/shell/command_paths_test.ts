@@ -510,6 +510,63 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("an option's value is no folder given: the program that follows links walks the one it runs in", {
+    timeout: 120_000,
+  }, async () => {
+    // In `ov`: a link out. `tree -l -L 2` and `ls -RL -I x` walk `.`; `2` and `x`, the values of options the check did
+    // not read (tree and ls had no shape), were taken for the folders given, a missing one, so the lines ran without
+    // the sandbox and listed the files outside; `grep -R --max-c 1 PLANTED` (GNU getopt takes a start of an option's
+    // name) printed the file behind the link.
+    const folder = join(workspace, "ov");
+    await mkdir(folder, { recursive: true });
+    await symlink(outside, join(folder, "in"));
+    try {
+      for (const [line, shown] of [["tree -l -L 2", /secret\.txt/], ["ls -RL -I x", /secret\.txt/]] as const) {
+        const listed = spawnSync("bash", ["-c", line], { cwd: folder, encoding: "utf8", timeout: 60_000 });
+        assert.match(listed.stdout, shown, `${line} did not list in`);
+      }
+      const run = spawnSync("bash", ["-c", "grep -R --max-c 1 PLANTED"], { cwd: folder, encoding: "utf8" });
+      assert.match(run.stdout, new RegExp(PLANTED), "grep -R --max-c 1 PLANTED did not follow in");
+      const lines = [
+        "tree -l -L 2",
+        "tree -l --filelimit 3",
+        "tree -Ll 2",
+        "tree -l -I x",
+        "ls -RL -I x",
+        "ls -RL -w 80",
+        "ls -RL --sort size",
+        "ls -RL --sor size",
+        "ls -LR --time-style iso",
+        "du -L -d 2",
+        "du -L --max-depth 2",
+        "du -L -B 1",
+        "du -L --exclude x",
+        "grep -R --max-c 1 PLANTED",
+        "grep -R --exclude-d x PLANTED",
+        "rg -L --max-c 1 PLANTED",
+      ];
+      for (const line of lines) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace, cwd: folder });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /holds the link .*which the command follows/, line);
+        }
+      }
+      // An option that takes no value leaves the folder after it given (`--color`'s value is attached when it has one).
+      for (const line of ["ls -RL --color src", "ls -lRL src", "du -sL -d 1 src", "grep -R --color PLANTED src"]) {
+        const check = await checkCommand(line, { workspaceRoot: workspace, cwd: folder });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+      // Where no link leads out, they run as before.
+      for (const line of lines) {
+        const cwd = join(workspace, "src");
+        assert.equal((await checkCommand(line, { workspaceRoot: workspace, cwd })).verdict, "allow", line);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("a program that follows links walks the folders a pattern matches: the links inside them are judged", {
     timeout: 300_000,
   }, async () => {
