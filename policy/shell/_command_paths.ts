@@ -32,6 +32,7 @@ import {
   ignoreFileLinks,
   linksBelow,
   linksFollowedBelow,
+  optionNamesMatched,
   readsIgnoreFiles,
   walksHere,
 } from "./_links_reached.ts";
@@ -348,6 +349,7 @@ function judgePattern(pattern: string, access: PathAccess, folders: Folders, jud
   }
   const results: Judged[] = [];
   for (const expansion of expansions) {
+    results.push(...judgeOptionWords(expansion, folders, judge));
     const parts = expansion.split("/");
     if (parts.includes("..")) {
       results.push({ decision: "ask", reason: `steps out of the folder with \`..\` (${AREA_RULE})` });
@@ -376,6 +378,40 @@ function judgePattern(pattern: string, access: PathAccess, folders: Folders, jud
     results.push(judged, ...judgeMatchedLinks(prefix, parts.slice(firstGlob), access, folders, judge));
   }
   return worst(results);
+}
+
+/**
+ * The files named by the option words a pattern may become: an expansion that starts with `-`, or a glob of one
+ * segment matching names that do. Bash handed `hexdump ?flf`, beside a file named `-flf`, the option `-flf`, which
+ * reads `lf` (a link leading out) and prints its lines as bad formats; with an allow rule for cp, `cp ?tlnk a` copied
+ * into where `lnk` leads. Their values are judged as read from the folder the pattern matches in, as those of an
+ * option word written out are ({@linkcode attachedValues}).
+ */
+function judgeOptionWords(expansion: string, folders: Folders, judge: PathJudge): Judged[] {
+  const values = (name: string) =>
+    attachedValues({ text: name, value: name, mayBeOption: true }).map(({ word }) => word.value!);
+  if (!GLOB_CHARS.test(expansion)) {
+    return expansion.startsWith("-") ? values(expansion).map((value) => judgeValue(value, "read", folders, judge)) : [];
+  }
+  if (expansion.includes("/")) return []; // Its matches start with the folder, never with `-`.
+  return reachedLinks(
+    ".",
+    (folder) =>
+      optionNamesMatched(folder, expansion)?.flatMap((name) =>
+        values(name).map((value) => path.resolve(folder, value))
+      ),
+    "read",
+    folders,
+    judge,
+  ).map((reached) =>
+    reached === undefined
+      ? { decision: "ask", reason: `is a pattern that matches more files than the checker looks through` }
+      : {
+        path: reached.link,
+        ...reached.judged,
+        reason: `is a pattern that may match an option whose value \`${reached.shown}\` ${reached.judged.reason}`,
+      }
+  );
 }
 
 /** The links a pattern may match (bash opens them), each judged by where it leads, from every folder. */

@@ -217,6 +217,22 @@ export function walksHere(name: string, args: readonly BashWord[], givenNone: bo
 }
 
 /**
+ * The names in `folder` that a glob of one segment matches and that start with `-`, which bash hands the program as
+ * option words; `undefined` when the folder has more than {@linkcode MAX_ENTRIES} entries to look at.
+ */
+export function optionNamesMatched(folder: string, segment: string): string[] | undefined {
+  let names: string[];
+  try {
+    names = fs.readdirSync(folder);
+  } catch {
+    return []; // A folder bash cannot read matches nothing.
+  }
+  if (names.length > MAX_ENTRIES) return undefined;
+  const matches = segmentMatcher(segment);
+  return names.filter((name) => name.startsWith("-") && matches(name));
+}
+
+/**
  * The links below `folder` (not descended into: the caller judges where each
  * leads), and the device nodes ({@linkcode deviceKind}), or `undefined` when there are more than
  * {@linkcode MAX_ENTRIES} entries to look at. A file or a missing path has none.

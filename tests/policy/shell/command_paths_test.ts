@@ -510,6 +510,41 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("a pattern or brace word that becomes an option word has its value judged", { timeout: 120_000 }, async () => {
+    // In `og`: `lf` leads to the planted file, and a file is named `-flf`. `hexdump ?flf` is `hexdump -flf`, which reads
+    // its format from lf and prints each line as a bad format; `hexdump -f{lf,}` and `cat ?-file=lf` name lf in an
+    // option the same way. The pattern was judged as the file `-flf` it matches, and the line ran without the sandbox.
+    const folder = join(workspace, "og");
+    await mkdir(folder, { recursive: true });
+    await symlink(join(outside, "secret.txt"), join(folder, "lf"));
+    await writeFile(join(folder, "-flf"), "");
+    await writeFile(join(folder, "--file=lf"), "");
+    try {
+      if (spawnSync("hexdump", ["--version"]).status === 0) {
+        const run = spawnSync("bash", ["-c", "hexdump ?flf"], { cwd: folder, encoding: "utf8", timeout: 60_000 });
+        assert.match(run.stderr, new RegExp(PLANTED), "hexdump ?flf did not print the file behind lf");
+      }
+      const lines = ["hexdump ?flf", "hexdump -?lf", "hexdump {-flf,}", "hexdump -f{lf,}", "head ??file=lf", "od *flf"];
+      for (const line of lines) {
+        for (const sandbox of SANDBOXES) {
+          const check = await checkCommand(line, { sandbox, workspaceRoot: workspace, cwd: folder });
+          assert.equal(check.verdict, "ask", `${line} (sandbox ${sandbox.available})`);
+          assert.match(check.reasons.join(" "), /lf.*leads through a link to/, line);
+        }
+      }
+      const allowlist = [...DEFAULT_COMMAND_ALLOWLIST, "cp"];
+      const copy = await checkCommand("cp ?flf a", { allowlist, workspaceRoot: workspace, cwd: folder });
+      assert.equal(copy.verdict, "ask", "cp ?flf a");
+      // A pattern matching no option word, or in a folder without one, is judged as before.
+      for (const [line, cwd] of [["hexdump *.txt", folder], ["hexdump ?flf", join(workspace, "src")]]) {
+        const check = await checkCommand(line, { workspaceRoot: workspace, cwd });
+        assert.equal(check.verdict, "allow", `${line}: ${check.reasons.join(" | ")}`);
+      }
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+
   test("an option's value is no folder given: the program that follows links walks the one it runs in", {
     timeout: 120_000,
   }, async () => {
