@@ -701,13 +701,38 @@ const tailRule: Rule = (args, name) => {
 };
 
 /**
+ * What zip reads when it takes the names from the archive: a stored name leads anywhere, `../outside/secret` or
+ * `lnk/f` (until 2026-12-06, with an allow rule for zip and the sandbox off, `zip -f x.zip` and `zip -u x.zip` stored
+ * the file outside an archive's `../outside/secret` names on an automatic answer).
+ */
+const ZIP_ARCHIVE_LIST = "reads again the files the archive names, whose stored names the checker cannot see";
+
+/**
  * zip: `-T` runs unzip, or what `-TT CMD` names; `-@` (`--names-stdin`) takes the names of the files it stores
  * from standard input (`printf '/etc/shadow\n' | zip -0 - -@` prints the file).
+ * `-f`, `-FS` and `-u` take them from the archive.
  */
-const ZIP_RULE: Rule = optionRule(
+const ZIP_OPTIONS: Rule = optionRule(
   { short: "T", long: ["test", "unzip-command"], effect: "makes zip run a program", runs: true },
   fileList({ short: "@", long: ["names-stdin"] }),
+  // Freshening and syncing read again every file the archive names by its stored name.
+  { ...fileList({ short: "f", long: ["freshen", "filesync"], exact: ["-FS"] }), effect: ZIP_ARCHIVE_LIST },
 );
+
+/** zip's options that take the next word; `-i` and `-x` take every word up to the next option. */
+const ZIP_VALUED = "bnPZstO";
+
+const ZIP_RULE: Rule = (args, name, context) => {
+  const problem = ZIP_OPTIONS(args, name, context);
+  // `-u` without names to add updates every entry from the file its stored name names (with names, only those).
+  const update = args.find((word) =>
+    word.value !== undefined && matchesOption(word.value, { short: "u", long: ["update"], effect: ZIP_ARCHIVE_LIST })
+  );
+  const lists = args.some((word) => word.value !== undefined && /^-[^-]*[ix]/.test(word.value));
+  if (update === undefined || (!lists && operands(args, ZIP_VALUED).length > 1)) return problem;
+  recordListed(update, "read", context);
+  return problem ?? `${shown(update)} ${ZIP_ARCHIVE_LIST}`;
+};
 
 /**
  * libarchive's tar: `--use-compress-program` runs a program, and `-T` (`-I`, `--files-from`) takes the names of the

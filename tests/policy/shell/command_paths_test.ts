@@ -742,8 +742,42 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
       });
       assert.equal(check.verdict, "ask", `${line} was allowed`);
     }
+    // zip's freshen, sync and update without names take the list from the archive: a stored name
+    // `../outside/secret.txt` (zip stores what it is given) is read again and stored by `zip -f` and `zip -u`.
+    for (const line of ["zip -q -f names.zip", "zip -qu names.zip", "zip --freshen names.zip a", "zip -FS names.zip"]) {
+      const check = await checkCommand(line, {
+        sandbox: { available: false },
+        workspaceRoot: workspace,
+        allowlist: withArchivers,
+      });
+      assert.equal(check.verdict, "ask", `${line} was allowed`);
+      assert.match(check.reasons.join(" "), /the archive names/, line);
+    }
+    if (installed("zip") && installed("unzip")) {
+      // An archive of an older `../outside/fresh.txt`: what the file outside holds now is stored again.
+      await writeFile(join(outside, "fresh.txt"), "old\n");
+      const made = spawnSync("bash", [
+        "-c",
+        "touch -d 2000-01-01 ../outside/fresh.txt && zip -q names.zip ../outside/fresh.txt",
+      ], {
+        cwd: workspace,
+        encoding: "utf8",
+      });
+      assert.equal(made.status, 0, made.stderr);
+      await writeFile(join(outside, "fresh.txt"), `${PLANTED}\n`);
+      const run = spawnSync("bash", ["-c", "zip -q -f names.zip && unzip -p names.zip"], {
+        cwd: workspace,
+        encoding: "latin1",
+        timeout: 60_000,
+      });
+      assert.match(run.stdout, new RegExp(PLANTED), String(run.stderr));
+      await rm(join(outside, "fresh.txt"));
+      await rm(join(workspace, "names.zip"), { force: true });
+    }
     // Their plain uses still run.
-    for (const line of ["xz -c f.txt", "xz --filters=lzma2 -c f.txt", "zstd -c f.txt", "cpio -t < a"]) {
+    for (
+      const line of ["xz -c f.txt", "xz --filters=lzma2 -c f.txt", "zstd -c f.txt", "cpio -t < a", "zip -qu x.zip a"]
+    ) {
       const check = await checkCommand(line, {
         sandbox: { available: false },
         workspaceRoot: workspace,
