@@ -349,7 +349,6 @@ function judgePattern(pattern: string, access: PathAccess, folders: Folders, jud
   }
   const results: Judged[] = [];
   for (const expansion of expansions) {
-    results.push(...judgeOptionWords(expansion, folders, judge));
     const parts = expansion.split("/");
     if (parts.includes("..")) {
       results.push({ decision: "ask", reason: `steps out of the folder with \`..\` (${AREA_RULE})` });
@@ -536,7 +535,12 @@ function unresolvedWrite(access: PathAccess, judged: Judged): Judged {
 
 function judgeWordPath(word: BashWord, access: PathAccess, folders: Folders, judge: PathJudge): Judged {
   if (word.value !== undefined) return judgeValue(word.value, access, folders, judge);
-  if (word.pattern !== undefined) return judgePattern(word.pattern, access, folders, judge);
+  if (word.pattern !== undefined) {
+    return worst([
+      judgePattern(word.pattern, access, folders, judge),
+      ...(expandBraces(word.pattern) ?? []).flatMap((expansion) => judgeOptionWords(expansion, folders, judge)),
+    ]);
+  }
   // `<(sort a)` is a pipe to a command judged on its own.
   if (/^[<>]\(/.test(word.text) && word.text.endsWith(")")) return { decision: "allow" };
   return {
