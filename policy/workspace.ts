@@ -57,6 +57,15 @@ export interface WorkspaceOptions {
    * half a second).
    */
   sweepDebris?: boolean;
+  /**
+   * Folders whose entries a path's walk never looks at, other than the
+   * workspace's own (a server's tenant root, the other tenants' workspaces): a
+   * path that steps into one is outside the workspace at that step, whatever
+   * lies there. Without it, a path through another tenant's folder that comes
+   * back (`/srv/tenants/bob/x/../../alice/f`) was walked as the kernel walks it,
+   * and its answer told whether bob's `x` was a link.
+   */
+  closedFolders?: readonly string[];
 }
 
 // Linux gives up after 40 symlinks in one lookup (ELOOP); so do we.
@@ -95,6 +104,7 @@ export class Workspace {
   readonly #tempParent: string;
   readonly #tempParentPin: (FolderPin & { real: string }) | undefined;
   readonly #workdirId: string;
+  readonly #closedFolders: readonly string[];
   #tempDir: string | undefined;
   #tempDirId: string | undefined;
   // Held open until dispose, so that the folder's inode cannot be given to another folder made in its place: the
@@ -128,6 +138,9 @@ export class Workspace {
     this.#tempParent = path.resolve(options.tempParent ?? systemTempFolder());
     this.#tempParentPin = pinOfFolder(this.#tempParent);
     this.swept = options.sweepDebris === false ? undefined : sweepDebris(real);
+    this.#closedFolders = (options.closedFolders ?? []).map((folder) =>
+      realpathOrUndefined(path.resolve(folder))?.real ?? path.resolve(folder)
+    );
   }
 
   // The temp dir is made in the temp folder as it was when the workspace was made: by a single name in it, pinned
@@ -240,7 +253,9 @@ export class Workspace {
     // fence that hides an ancestor, a final link kept as a link), and for a
     // path one or two names below the workdir, where it costs no more calls
     // than realpath and the lstat the policy takes next (which it saves).
-    const walked = (followFinal && !nearWorkdir(absolute, this.workdir) ? realpathOrUndefined(absolute) : undefined) ??
+    // Not where folders are closed: the kernel's walk would look inside them.
+    const quick = followFinal && this.#closedFolders.length === 0 && !nearWorkdir(absolute, this.workdir);
+    const walked = (quick ? realpathOrUndefined(absolute) : undefined) ??
       this.#walk(input, absolute, followFinal, { hops: 0 });
     const area = this.#areaOf(walked.real);
     if (area === undefined) throw this.#outside(input, walked.real);
@@ -357,6 +372,13 @@ export class Workspace {
     return undefined;
   }
 
+  // Whether `next` lies in one of the closed folders and is neither in an area nor on the way to one.
+  #closed(next: string): boolean {
+    if (!this.#closedFolders.some((folder) => next !== folder && isWithin(next, folder))) return false;
+    if (this.#areaOf(next) !== undefined || isWithin(this.workdir, next)) return false;
+    return this.#tempDir === undefined || !isWithin(this.#tempDir, next);
+  }
+
   #outside(input: string, real: string): ToolError {
     return new ToolError(`Path ${input} is not within the agent's workspace`, {
       code: "outside_workspace",
@@ -411,6 +433,7 @@ export class Workspace {
         continue;
       }
       const next = current === "/" ? "/" + name : current + "/" + name;
+      if (this.#closedFolders.length > 0 && this.#closed(next)) throw this.#outside(input, next);
       let stat: fs.Stats;
       try {
         stat = quickLstat(next);

@@ -831,7 +831,14 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     adopted?: StoredSession,
   ): Promise<OpenSession> {
     const id = adopted?.id ?? crypto.randomUUID();
-    const workspace = new Workspace(await workspaceOf(identity), { tempParent });
+    // The other tenants' folders are closed to this one's paths (the tenant root, the workspaces the token file names).
+    const closedFolders = [
+      ...(tenantRoot === undefined ? [] : [tenantRoot]),
+      ...((await tokens?.placements()) ?? []).flatMap((entry) =>
+        entry.tenant !== identity.tenant && entry.workspace !== undefined ? [entry.workspace] : []
+      ),
+    ];
+    const workspace = new Workspace(await workspaceOf(identity), { tempParent, closedFolders });
     await apartFromTemp(identity.tenant, workspace);
     const given = hostFor ? (elicitation: Host) => hostFor(identity.tenant, elicitation, id) : serverOptions.host;
     const host = (elicitation: Host) =>

@@ -11,7 +11,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect, textOf } from "./_http_harness.ts";
@@ -76,6 +76,31 @@ describe("tenants' workspaces lie apart", { timeout: 120_000 }, () => {
       return `refused: ${(error as Error).message}`;
     }
   }
+
+  // Walked as the kernel walks it, a path through bob's folder that came back to alice's answered by what bob's
+  // entry was: alice's read_file of `<root>/bob/x/../../alice/f` read f where x was a folder, a file or nothing, and
+  // failed where x was a link leading elsewhere. The other tenants' folders are closed to her paths.
+  test("a path through another tenant's folder answers the same whatever lies there", { timeout: 60_000 }, async () => {
+    const root = join(base, "closed-root");
+    await mkdir(join(root, "alice"), { recursive: true });
+    await mkdir(join(root, "bob", "dir"), { recursive: true });
+    await writeFile(join(root, "alice", "f.txt"), "alice's\n");
+    await writeFile(join(root, "bob", "file"), SECRET);
+    await symlink("/", join(root, "bob", "link"));
+    await symlink("loop", join(root, "bob", "loop"));
+    const server = await serve({}, { tenantRoot: root });
+    try {
+      const answers = new Set<string>();
+      for (const name of ["dir", "file", "link", "loop", "missing"]) {
+        const probe = `${root}/bob/${name}/../../alice/f.txt`;
+        answers.add((await aliceReads(server, probe)).replaceAll(probe, "PROBE"));
+      }
+      assert.equal(answers.size, 1, [...answers].join(" | "));
+      assert.match([...answers][0], /not within the agent's workspace/);
+    } finally {
+      await server.shutdown();
+    }
+  });
 
   test("a workspace holding another tenant's, or lying in it, opens no session", { timeout: 60_000 }, async () => {
     const outer = join(base, "outer");

@@ -393,3 +393,39 @@ describe("Workspace.dispose against a racer", () => {
     }
   });
 });
+
+// A server's other tenants' folders are closed to a tenant's paths. Walked as the kernel walks it, a path through
+// another tenant's folder that comes back (`/srv/tenants/bob/x/../../alice/f`) answered by what bob's `x` was: a link
+// there led elsewhere before the `..`, a folder or a file did not.
+describe("Workspace.resolve with closed folders", () => {
+  test("a path into a closed folder is outside at that step, whatever lies there", { timeout: 60_000 }, async () => {
+    const bob = L.outside;
+    await fsp.mkdir(path.join(bob, "dir"));
+    await fsp.writeFile(path.join(bob, "file"), "bob's\n");
+    await fsp.symlink("/", path.join(bob, "link"));
+    await fsp.symlink("loop", path.join(bob, "loop"));
+    await fsp.symlink(path.join(L.workdir, "sub"), path.join(bob, "back"));
+    const open = ws;
+    const closed = new Workspace(L.workdir, { tempParent: L.tempParent, closedFolders: [L.root] });
+    const answers = async (workspace: Workspace, input: string) =>
+      await workspace.resolve(input).then((r) => r.path, (error: ToolError) => error.code);
+    // Joined by hand: path.join would take the `..` away before the walk sees them.
+    const probes = ["dir", "file", "link", "loop", "back", "missing"].map((name) => `${bob}/${name}/../../W/file.txt`);
+    // Without the closed folder the answers tell bob's entries apart (the oracle this closes).
+    const told = new Set(await Promise.all(probes.map((probe) => answers(open, probe))));
+    assert.ok(told.size > 1, [...told].join(", "));
+    for (const probe of probes) assert.equal(await answers(closed, probe), "outside_workspace", probe);
+    // A link of the workspace into the closed folder and back in is refused too; the workspace's own paths resolve.
+    await fsp.symlink(path.join(bob, "back"), path.join(L.workdir, "away"));
+    assert.equal(await answers(closed, "away/a.txt"), "outside_workspace");
+    assert.equal(await answers(closed, "sub/a.txt"), path.join(L.workdir, "sub", "a.txt"));
+    assert.equal(await answers(closed, path.join(L.workdir, "file.txt")), path.join(L.workdir, "file.txt"));
+    assert.equal(
+      await answers(closed, path.join(L.root, "W", "sub", "..", "file.txt")),
+      path.join(L.workdir, "file.txt"),
+    );
+    const temp = await closed.tempDir();
+    await fsp.writeFile(path.join(temp, "t.txt"), "t\n");
+    assert.equal(await answers(closed, path.join(temp, "t.txt")), path.join(temp, "t.txt"));
+  });
+});
