@@ -983,9 +983,11 @@ export async function quarantineCreated(
       } catch (error) {
         await discardConfined(target);
         budget.bytes = left; // what it wrote is gone with it
-        why = `its copy failed (${(error as Error).message}; the quarantine copies ${
-          QUARANTINE_COPY_BYTES >> 20
-        } MiB for one command)`;
+        // Led by the error's code, as each runtime words the message its own way (Deno's "No space left on
+        // device", Node's "ENOSPC: no space left on device, write").
+        const { code, message } = error as NodeJS.ErrnoException;
+        const reason = code !== undefined && !message.startsWith(code) ? `${code}: ${message}` : message;
+        why = `its copy failed (${reason}; the quarantine copies ${QUARANTINE_COPY_BYTES >> 20} MiB for one command)`;
       }
       try {
         await removeConfined(file, AbortSignal.timeout(QUARANTINE_COPY_MS));
