@@ -116,7 +116,7 @@ export interface Destination {
 export interface DestinationQuestion {
   /** `scheme://host:port`. */
   origin: string;
-  /** The addresses it resolves to; empty when not looked up yet. */
+  /** The addresses it resolves to, the one inside first when `inside` is given; empty when not looked up yet. */
   addresses: string[];
   /** The class of an address that reaches this machine or its network, when one does. */
   inside?: AddressClass;
@@ -418,7 +418,11 @@ export class DestinationJudge {
       return { origin, host, port, addresses, addressClass, rule: pattern.entry, answeredBy: "rule" };
     }
     if (first && !inside) return { origin, host, port, addresses, addressClass, answeredBy: first.answeredBy };
-    const what = `${origin}${inside ? ` (a ${inside} address, ${addresses[classes.indexOf(inside)]})` : ""}`;
+    // The address inside that a question names, and a yes answers: that address, not its class. Before, a yes was
+    // kept for the origin and the class, and a name a person allowed at the private 10.0.0.5 reached 192.168.1.1 once
+    // its resolver said so; and a question named the first address resolved, a public one beside the link-local.
+    const insideAddress = inside ? addresses[classes.indexOf(inside)] : undefined;
+    const what = `${origin}${inside ? ` (a ${inside} address, ${insideAddress})` : ""}`;
     if (ask === undefined) {
       throw refused(`${who} may not connect to ${what}: it is not on the policy's network.allow`, {
         origin,
@@ -427,8 +431,10 @@ export class DestinationJudge {
         answeredBy: "rule",
       });
     }
-    const question = { origin, addresses, ...(inside ? { inside } : {}) };
-    const key = inside ? `${origin} (${inside})` : origin;
+    const question = insideAddress === undefined
+      ? { origin, addresses }
+      : { origin, addresses: [insideAddress, ...addresses.filter((a) => a !== insideAddress)], inside };
+    const key = insideAddress === undefined ? origin : `${origin} (${connectedKey(insideAddress) ?? insideAddress})`;
     const outcome = await this.#answer(who, what, key, host, question, signal, budget);
     return { origin, host, port, addresses, addressClass, answeredBy: outcome.answeredBy };
   }

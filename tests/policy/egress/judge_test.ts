@@ -262,6 +262,37 @@ describe("destination judge", { timeout: 30_000 }, () => {
     },
   );
 
+  // Before, a yes was kept for the name and the class of its address: a person who allowed intranet.test at the
+  // private 10.0.0.5 had the name, resolved again to 192.168.1.1 (a router) or 198.18.0.1, reach those on no question,
+  // and a question about a name resolving to a public and a link-local address named the public one.
+  test("a yes about an address inside holds for that address: the name resolved to another one is asked again", {
+    timeout: 30_000,
+  }, async () => {
+    const names: Record<string, string[]> = { "intranet.test": ["10.0.0.5"] };
+    const asked: string[] = [];
+    const judge = new DestinationJudge({ allow: ["*.example.com"] }, {
+      resolve: (host) => Promise.resolve(names[host] ?? []),
+      ask: (q): Promise<DestinationAnswer> => {
+        asked.push(`${q.origin} ${q.inside ?? ""} ${q.addresses[0] ?? ""}`.trim());
+        return Promise.resolve({ allowed: true, answeredBy: "person" });
+      },
+    });
+    const connected = async (host: string) => (await judge.judge("http:", host, "80")).addresses[0];
+    assert.equal(await connected("intranet.test"), "10.0.0.5");
+    assert.equal(await connected("intranet.test"), "10.0.0.5");
+    assert.deepEqual(asked, ["http://intranet.test:80", "http://intranet.test:80 private 10.0.0.5"]);
+    for (const rebound of ["192.168.1.1", "198.18.0.1", "::ffff:10.0.0.9"]) {
+      names["intranet.test"] = [rebound];
+      assert.equal(await connected("intranet.test"), rebound);
+      assert.equal(asked.at(-1), `http://intranet.test:80 private ${rebound}`, "asked about the new address");
+    }
+    assert.equal(asked.length, 5);
+    // The address a question names is the one inside, whatever the resolver's order.
+    names["mixed.example.com"] = ["93.184.215.14", "169.254.169.254"];
+    await connected("mixed.example.com");
+    assert.equal(asked.at(-1), "http://mixed.example.com:80 link-local 169.254.169.254");
+  });
+
   test("every spelling of a denied name is refused by the rule, never asked about nor looked up", {
     timeout: 30_000,
   }, async () => {
