@@ -38,7 +38,10 @@ export interface JudgedTarget {
   host?: string;
 }
 
-/** Judges a destination (`scheme` is `http:` for a request, `https:` for a tunnel); throws to refuse it. */
+/**
+ * Judges a destination (`scheme` is `http:` for a request, `https:` for a tunnel, and `http:` again for a tunnel
+ * whose first bytes are not TLS); throws to refuse it.
+ */
 export type JudgeTarget = (scheme: string, hostname: string, port: string) => Promise<JudgedTarget>;
 
 /** One request or tunnel the proxy judged. */
@@ -145,7 +148,7 @@ function phrase(reason: string): string {
 
 /**
  * Starts the proxy. Absolute-form `http:` requests are judged as `http:`,
- * `CONNECT host:port` tunnels as `https:`; a refusal answers 403 with
+ * `CONNECT host:port` tunnels as `https:` (and as `http:` too once they carry no TLS); a refusal answers 403 with
  * `Blocked by toolfence: <reason>` (the reason in the status line too, and
  * the {@linkcode BLOCKED_HEADER}) without connecting anywhere.
  *
@@ -442,6 +445,18 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
         client.pipe(upstream);
         return;
       }
+      // Not TLS: no https: at all, so judged again as http: (what it sends is read as the plain HTTP it may be), and
+      // an entry naming a scheme binds it as it binds absolute-form requests. Before, a tunnel was judged as https:
+      // whatever it carried: with network.deny http://host:P, a page's ws://host:P (Chromium tunnels ws: through
+      // CONNECT) or `curl -p http://host:P/` sent its plain request to the denied origin, and an allow of
+      // https://host let plain text through. Nothing is read from the client meanwhile.
+      client.pause();
+      judge("http:", match[1].replace(/^\[|\]$/g, ""), match[2]).then(
+        () => passPlain(),
+        (error) => close(`it carries no TLS, and as plain text: ${refusal(error).reason}`),
+      );
+    };
+    const passPlain = () => {
       // Plain HTTP: every later request on the tunnel is read for its Host too (see plainTunnelScanner).
       const scan = plainTunnelScanner(judgedHost, match[2]);
       const pass = (chunk: Buffer) => {
@@ -452,6 +467,8 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       upstream.on("drain", () => client.resume());
       client.on("data", pass);
       client.once("end", ended);
+      // Resumed first (data flows from the next tick on), so that a full upstream's pause in pass holds.
+      client.resume();
       pass(opening);
     };
     const close = (why: string) => {

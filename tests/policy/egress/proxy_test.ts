@@ -20,6 +20,7 @@ import type { PolicyDecisionEvent } from "../../../policy/audit/audit_log.ts";
 import {
   type ConnectionPool,
   type EgressConnection,
+  type EgressProxy,
   MAX_PROXY_CONNECTIONS,
   SERVER_PROXY_CONNECTIONS,
   startEgressProxy,
@@ -111,7 +112,8 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       );
       assert.match(answer, /^HTTP\/1\.1 200 Connection Established[\s\S]*ok/);
       assert.deepEqual(hits, ["/a", "/b"]);
-      assert.equal(pinned, 2, "judged once per connection");
+      // Once per request, and the tunnel again as http: once it carries no TLS.
+      assert.equal(pinned, 3, "judged once per connection, a plain tunnel twice");
       assert.deepEqual(seen.map((c) => [c.method, c.allowed]), [
         ["CONNECT", false],
         ["CONNECT", false],
@@ -495,6 +497,67 @@ describe("egress proxy on a unix socket", { timeout: 30_000 }, () => {
       assert.match(seen.at(-1)!.reason!, /sends Host "secret\.test"/);
     } finally {
       await proxy.close();
+      await new Promise((resolve) => upstream.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Before, a tunnel was judged as https: whatever it carried: with network.deny ["http://127.0.0.1:P"] (plain HTTP
+  // refused, TLS allowed), `curl -p http://127.0.0.1:P/` or a page's `new WebSocket("ws://127.0.0.1:P/")` (Chromium
+  // tunnels ws: through CONNECT) sent its plain request to the denied origin; so did an allow of https://host alone.
+  test("a tunnel that carries no TLS is judged as http: too, so that an entry naming a scheme binds it", {
+    timeout: 30_000,
+  }, async () => {
+    const received: string[] = [];
+    const upstream = net.createServer((socket) => {
+      socket.on("data", (d) => {
+        received.push(String(d));
+        socket.end("HTTP/1.1 204 No Content\r\n\r\n");
+      });
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    const dir = await mkdtemp(path.join(os.tmpdir(), "toolfence-proxy-test-"));
+    const proxies: EgressProxy[] = [];
+    try {
+      const through = async (rules: { allow?: string[]; deny?: string[] }, opening: string) => {
+        const seen: EgressConnection[] = [];
+        const judge = new DestinationJudge(rules, { who: "The command" });
+        const proxy = await startEgressProxy({
+          judge: (s, h, p) => judge.judge(s, h, p),
+          listen: { path: path.join(dir, `p${proxies.length}.sock`) },
+          onConnection: (c) => seen.push(c),
+        });
+        proxies.push(proxy);
+        received.length = 0;
+        const answer = await raw(proxy.path!, `CONNECT 127.0.0.1:${port} HTTP/1.1\r\n\r\n${opening}`, /204/);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        return { answer, reached: received.join(""), seen };
+      };
+      const request = `GET /ws HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\n\r\n`;
+      for (
+        const rules of [
+          { allow: [`127.0.0.1:${port}`], deny: [`http://127.0.0.1:${port}`] },
+          { allow: [`https://127.0.0.1:${port}`] },
+          { allow: [`https://127.0.0.1`] },
+        ]
+      ) {
+        for (const opening of [request, "SSH-2.0-OpenSSH_9.6\r\n"]) {
+          const { reached, seen } = await through(rules, opening);
+          assert.equal(reached, "", `${JSON.stringify(rules)} ${JSON.stringify(opening)}: reached the server`);
+          assert.equal(seen.at(-1)!.allowed, false);
+          assert.match(seen.at(-1)!.reason!, /The tunnel was closed: .*http:\/\/127\.0\.0\.1:\d+/);
+        }
+      }
+      // An entry without a scheme covers it.
+      for (const rules of [{ allow: [`127.0.0.1:${port}`] }, { allow: [`127.0.0.1:${port}`, `https://127.0.0.1`] }]) {
+        const { answer, reached } = await through(rules, request);
+        assert.match(answer, /204 No Content/, JSON.stringify(rules));
+        assert.match(reached, /^GET \/ws HTTP\/1\.1/);
+      }
+    } finally {
+      for (const proxy of proxies) await proxy.close();
       await new Promise((resolve) => upstream.close(resolve));
       await rm(dir, { recursive: true, force: true });
     }
