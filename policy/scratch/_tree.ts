@@ -56,15 +56,24 @@ export function sha256Text(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
+/** Thrown by {@linkcode readRegular} when a file holds more than the bytes it may read. */
+export class PastLimit extends Error {
+  constructor(readonly real: string, readonly limit: number) {
+    super(`${real} holds more than ${limit} bytes`);
+  }
+}
+
 /**
  * Streams the regular file `real` (opened without following a link, and
  * checked to be the entry `stat` described) through `sink`; returns its
- * SHA-256 and size.
+ * SHA-256 and size. Throws {@linkcode PastLimit} once it has read more than
+ * `limit` bytes (a file may grow while it is read).
  */
 export async function readRegular(
   real: string,
   stat: fs.Stats,
   sink?: (chunk: Uint8Array) => Promise<void>,
+  limit = Infinity,
 ): Promise<{ sha256: string; size: number }> {
   const fd = openReadConfined(real);
   try {
@@ -80,6 +89,7 @@ export async function readRegular(
         hash.update(chunk);
         if (sink) await sink(chunk);
         size += n;
+        if (size > limit) throw new PastLimit(real, limit);
       }
       return { sha256: hash.digest("hex"), size };
     }
@@ -91,6 +101,7 @@ export async function readRegular(
       hash.update(chunk);
       if (sink) await sink(chunk);
       size += n;
+      if (size > limit) throw new PastLimit(real, limit);
     }
     return { sha256: hash.digest("hex"), size };
   } finally {
@@ -146,6 +157,10 @@ export interface WalkOptions {
   signal?: AbortSignal;
   /** Clone regular files into the copy where possible (see `_clone.ts`). */
   clone?: CloneState;
+  /** Reads a regular file's state when nothing is copied (default: hashes it whole with {@linkcode readRegular}). */
+  readFile?: (real: string, relative: string, stat: fs.Stats) => Promise<{ sha256: string | null; size: number }>;
+  /** Told the lstat of each regular file's copy once it is written. */
+  copied?: (stat: fs.Stats) => void;
 }
 
 /**
@@ -173,7 +188,7 @@ export async function walkEntry(
     tree.set(relative, { type: "symlink", size: Buffer.byteLength(target), sha256: sha256Text(target), mode });
   } else if (stat.isFile()) {
     if (copy === undefined) {
-      const { sha256, size } = await readRegular(real, stat);
+      const { sha256, size } = await (options.readFile?.(real, relative, stat) ?? readRegular(real, stat));
       tree.set(relative, { type: "file", size, sha256, mode });
       return;
     }
@@ -181,6 +196,7 @@ export async function walkEntry(
     try {
       const { sha256, size } = await readRegular(real, stat, (chunk) => writeFully(fd, chunk, stat.size < SMALL));
       tree.set(relative, { type: "file", size, sha256, mode });
+      options.copied?.(fs.fstatSync(fd));
     } finally {
       fs.closeSync(fd);
     }
@@ -246,6 +262,7 @@ async function walkChildren(
     const stat = lstatConfined(made)!;
     const { sha256, size } = await readRegular(made, stat);
     tree.set(childRelative, { type: "file", size, sha256, mode: child.mode & 0o7777 });
+    options.copied?.(stat);
   }
 }
 

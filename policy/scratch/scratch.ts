@@ -28,7 +28,15 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { type FileChange, type FileState, type Host, requireFence, ToolError, UsageError } from "@toolfence/core";
+import {
+  type FileChange,
+  type FileState,
+  type Host,
+  isSettled,
+  requireFence,
+  ToolError,
+  UsageError,
+} from "@toolfence/core";
 import { Workspace } from "../workspace.ts";
 import { Session, type SessionOptions } from "../session.ts";
 import { Policy } from "../policy.ts";
@@ -45,7 +53,7 @@ import {
   tempNameOwner,
 } from "@toolfence/internal";
 import { deniedEntries, inodeKey, linkedInodes } from "@toolfence/internal";
-import { readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
+import { PastLimit, readRegular, type Tree, type TreeReport, walkEntry, walkTree } from "./_tree.ts";
 import { applyChanges, findConflicts, hostChanged, type HostConflict } from "./_apply.ts";
 import { inputDigest } from "./digest.ts";
 import { cloneState, type CopyMethod } from "./_clone.ts";
@@ -81,6 +89,27 @@ export interface ScratchChanges {
   changes: FileChange[];
   /** Special files (FIFOs, sockets, devices) in the copy, which cannot be published. */
   unpublishable: string[];
+}
+
+/**
+ * Bytes of new or changed files that {@linkcode Scratch.changes} reads to hash them, and so the most a publication
+ * writes: past it a file's `after` says `sha256: null` (unknown), and publishing it is refused (`too_large`). The
+ * hashes run on the server, outside every limit of the commands that made the bytes, and a publication writes them
+ * densely into the workspace; bytes cost a command nothing to make: before, 8 sparse files of 1 GiB (`truncate -s
+ * 1G`, no disk used) in the copy had 8 GiB read and hashed by every call of the model's `publish` tool (34 s), and
+ * once approved written out whole. Files the copy holds as it was made, and files hashed before whose stat did not
+ * change since, are not counted (nor read again).
+ */
+export const PUBLISH_HASH_BUDGET = 256 << 20;
+
+// A file's identity and content clock: any write changes its ctime, which no command can set.
+function statKey(stat: fs.Stats): string {
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+}
+
+// A file the copy wrote, as long as its size and mtime stay (a rename or chmod changes the ctime alone).
+function copyKey(stat: fs.Stats): string {
+  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
 }
 
 /** Session options taken over from a session a scratch copy is made from. */
@@ -184,6 +213,10 @@ export class Scratch {
   readonly #folder: string;
   readonly #disposeHost: boolean;
   readonly #hostPolicy: Policy;
+  // Hashes of the copy's files by a settled stat key, so that an unchanged file is not read at each `changes()`.
+  readonly #hashes = new Map<string, string>();
+  // The files the copy wrote (copyKey), whose bytes the copy paid for: hashed outside the budget, once a call.
+  readonly #copies: ReadonlySet<string>;
   #publishing: Promise<unknown> = Promise.resolve();
   #disposed = false;
 
@@ -200,8 +233,11 @@ export class Scratch {
     cloned: number;
     /** The workspace's own policy (the session's a copy was made from, or one with the scratch session's rules). */
     hostPolicy: Policy;
+    /** The copyKey of each regular file the copy wrote. */
+    copies: ReadonlySet<string>;
   }) {
     this.#hostPolicy = parts.hostPolicy;
+    this.#copies = parts.copies;
     this.cloned = parts.cloned;
     this.host = parts.host;
     this.root = parts.root;
@@ -234,7 +270,9 @@ export class Scratch {
    * What changed in the copy against the workspace as it was copied: files,
    * links and folders created, modified (content, link target or mode) or
    * deleted, and files moved (a deletion and a creation of the same content).
-   * A path whose type changed is a deletion and a creation.
+   * A path whose type changed is a deletion and a creation. New or changed
+   * files are hashed within {@linkcode PUBLISH_HASH_BUDGET} bytes; past it a
+   * file's `after.sha256` is null, and publishing that change is refused.
    *
    * @example
    * ```ts
@@ -250,21 +288,77 @@ export class Scratch {
     const now: Tree = new Map();
     const report: TreeReport = { skipped: [] };
     const skip = (relative: string) => isDebris(relative);
+    const readFile = this.#fileReader();
     if (this.paths.includes(".")) {
-      const walked = await walkTree(this.root, { skip });
+      const walked = await walkTree(this.root, { skip, readFile });
       for (const [k, v] of walked.tree) now.set(k, v);
       report.skipped.push(...walked.report.skipped);
     } else {
       for (const relative of this.paths) {
         const real = this.root + "/" + relative;
         const stat = lstatConfined(real);
-        if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip });
+        if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip, readFile });
       }
     }
     // A path that is now a special file is neither deleted nor changed as far as a publication goes: it is left alone.
     const special = new Set(report.skipped);
     const changes = diffTrees(this.#baseline, now).filter((c) => !special.has(c.path));
     return { changes, unpublishable: report.skipped.sort() };
+  }
+
+  // Reads the copy's files for one `changes()`: a file hashed before whose stat key is the same is not read again,
+  // and past PUBLISH_HASH_BUDGET bytes of files the copy did not write as it is a file's hash is not known.
+  #fileReader(): (real: string, relative: string, stat: fs.Stats) => Promise<{ sha256: string | null; size: number }> {
+    const startedAt = Date.now();
+    let budget = PUBLISH_HASH_BUDGET;
+    // Within one call, hard links of one file (one stat key) are read once, and a file the copy wrote is read free
+    // once: 1,000 links of a copied 100 MiB file cost 100 MiB.
+    const seen = new Map<string, string>();
+    const paid = new Set<string>();
+    return async (real, _relative, stat) => {
+      const key = statKey(stat);
+      const known = this.#hashes.get(key) ?? seen.get(key);
+      if (known !== undefined) return { sha256: known, size: stat.size };
+      const free = this.#copies.has(copyKey(stat)) && !paid.has(copyKey(stat));
+      if (!free && stat.size > budget) return { sha256: null, size: stat.size };
+      let read;
+      try {
+        read = await readRegular(real, stat, undefined, free ? stat.size : budget);
+      } catch (error) {
+        if (!(error instanceof PastLimit)) throw error;
+        // It grew while it was read: what it holds now is not known, and the budget is spent.
+        if (!free) budget = 0;
+        return { sha256: null, size: stat.size };
+      }
+      if (free) paid.add(copyKey(stat));
+      else budget -= read.size;
+      seen.set(key, read.sha256);
+      // Cached only when any later write gives it another ctime (not within the same tick of the file clock).
+      if (read.size === stat.size && isSettled(stat.ctimeMs, startedAt)) this.#hashes.set(key, read.sha256);
+      return read;
+    };
+  }
+
+  /**
+   * Throws `too_large` when a change of `changes` brings a file whose content
+   * {@linkcode Scratch.changes} did not hash (past
+   * {@linkcode PUBLISH_HASH_BUDGET}): nothing that was not hashed is published.
+   */
+  requirePublishable(changes: readonly FileChange[]): void {
+    const unknown = changes.filter((c) => c.after?.type === "file" && c.after.sha256 === null);
+    if (unknown.length === 0) return;
+    const listed = unknown.slice(0, 10).map((c) => `${c.path} (${c.after!.size} bytes)`).join(", ");
+    throw new ToolError(
+      `Nothing was published: the scratch copy's new or changed files hold more than the ${
+        PUBLISH_HASH_BUDGET >> 20
+      } MiB a publication may bring: ${listed}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ""}`,
+      {
+        code: "too_large",
+        recoveryHint:
+          "Remove or shrink these files in the scratch copy, or publish only other paths; ask the user to copy large files themselves.",
+        details: { paths: unknown.map((c) => c.path), budget: PUBLISH_HASH_BUDGET },
+      },
+    );
   }
 
   /** The paths among `changes` whose workspace copy changed since the scratch was made. */
@@ -333,7 +427,8 @@ export class Scratch {
    * This applies without asking anyone: the `publish` tool is what shows
    * the person the diff and checks the approved paths and digest.
    *
-   * First every path a change touches (where it goes, and where a move came
+   * A file whose content was not hashed (past {@linkcode PUBLISH_HASH_BUDGET})
+   * refuses the whole publication (`too_large`). Then every path a change touches (where it goes, and where a move came
    * from) passes the workspace's file door: one that the path rules deny,
    * hide or keep read-only, that leads out of the workspace, or that the
    * fence closes refuses the whole publication (`permission_denied`,
@@ -350,6 +445,7 @@ export class Scratch {
     this.#requireLive();
     const run = this.#publishing.then(async () => {
       this.#requireLive();
+      this.requirePublishable(changes);
       await this.#passHostDoor(changes, options.personApproved === true);
       await this.requireUnchanged(changes);
       await applyChanges({
@@ -465,14 +561,15 @@ export function diffTrees(
   const key = (s: FileState) => `${s.type}:${s.mode}:${s.sha256}`;
   const gone = new Map<string, FileChange[]>();
   for (const d of deleted) {
-    if (d.before!.type === "directory" || after.has(d.path)) continue;
+    if (d.before!.type === "directory" || d.before!.sha256 === null || after.has(d.path)) continue;
     const list = gone.get(key(d.before!)) ?? [];
     list.push(d);
     gone.set(key(d.before!), list);
   }
   const paired = new Set<FileChange>();
   for (const c of created.sort((a, b) => a.path < b.path ? -1 : 1)) {
-    if (c.after!.type === "directory" || before.has(c.path)) continue;
+    // A file whose content is not known is no move of another.
+    if (c.after!.type === "directory" || c.after!.sha256 === null || before.has(c.path)) continue;
     const from = gone.get(key(c.after!))?.shift();
     if (from === undefined) continue;
     paired.add(from).add(c);
@@ -551,8 +648,10 @@ export async function createScratch(
     const skip = (relative: string, real: string, stat: fs.Stats) =>
       isDebris(relative) || host.areaOf(real) === "temp" || hiddenElsewhere(real, stat) || hidden(real);
     const clone = cloneState(options.copy ?? "auto", fs.realpathSync(root));
+    const copies = new Set<string>();
+    const copied = (stat: fs.Stats) => copies.add(copyKey(stat));
     if (covered.includes(".")) {
-      const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone });
+      const walked = await walkTree(host.workdir, { skip, copyTo: root, signal: options.signal, clone, copied });
       for (const [k, v] of walked.tree) baseline.set(k, v);
       report.skipped.push(...walked.report.skipped);
     } else {
@@ -561,7 +660,13 @@ export async function createScratch(
         const stat = lstatConfined(real);
         if (stat === undefined) continue;
         mkdirsConfined(path.posix.dirname(root + "/" + relative), [root], 0o700);
-        await walkEntry(real, relative, stat, baseline, report, { skip, copyTo: root, signal: options.signal, clone });
+        await walkEntry(real, relative, stat, baseline, report, {
+          skip,
+          copyTo: root,
+          signal: options.signal,
+          clone,
+          copied,
+        });
       }
     }
     const workspace = new Workspace(root, { tempParent: folder, sweepDebris: false });
@@ -596,6 +701,7 @@ export async function createScratch(
       skipped: report.skipped.sort(),
       disposeHost,
       cloned: clone?.cloned ?? 0,
+      copies,
     });
   } catch (error) {
     await discardConfined(folder);

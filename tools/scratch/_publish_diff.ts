@@ -13,7 +13,8 @@ function describe(state: FileState | null): string {
   if (state === null) return "absent";
   const mode = state.mode.toString(8).padStart(4, "0");
   if (state.type === "directory") return `folder, mode ${mode}`;
-  return `${state.type}, mode ${mode}, ${state.size} bytes, sha256 ${state.sha256}`;
+  const hash = state.sha256 === null ? "content too large to hash" : `sha256 ${state.sha256}`;
+  return `${state.type}, mode ${mode}, ${state.size} bytes, ${hash}`;
 }
 
 function asText(bytes: Uint8Array | undefined): string | undefined {

@@ -225,6 +225,8 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
       const isProtected = (p: string) => isProtectedPath(p, patterns);
       const diff = await publicationDiff(scratch, selected, isProtected);
       if (args.preview) return result(false, selected, diff.text);
+      // A file too large to hash is never published: refused before anyone is asked.
+      scratch.requirePublishable(selected);
       // A protected path, or a link that would lead out of the workspace, is never answered automatically.
       const touchesProtected = selected.some((c) => marksOf(scratch, c, isProtected).marks.length > 0);
       const answer = await ctx.session.confirmOutcome({
