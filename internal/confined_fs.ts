@@ -56,6 +56,7 @@ import process from "node:process";
 import { ToolError } from "@toolfence/core";
 import { isWithin } from "./paths.ts";
 import { quickLstat } from "./quick_stat.ts";
+import { namesIn } from "./_runtime_fs.ts";
 import { queryRuntimePermission, runtimeFenceKind } from "./runtime_permissions.ts";
 
 const NOFOLLOW = fs.constants.O_NOFOLLOW ?? 0;
@@ -606,6 +607,14 @@ export function readlinkConfined(real: string): string {
 /** The entries of the folder `dir` with their types (from the folder itself, links not followed), pinned. */
 export function readdirConfined(dir: string): fs.Dirent[] {
   return inFolder(dir, (at) => fs.readdirSync(at("."), { withFileTypes: true }));
+}
+
+/**
+ * The names in the folder `dir`, pinned, in the file system's order: the runtime's own listing, without the
+ * `Dirent`s of {@linkcode readdirConfined}, which under Deno took 2.8 s for a folder of 100,000 names here.
+ */
+export function namesConfined(dir: string): string[] {
+  return inFolder(dir, (at) => namesIn(at(".")));
 }
 
 /** Sets the mode of `real` without following a link: a link is left as it is. */

@@ -42,6 +42,7 @@ export {
   mkdirConfined,
   mkdirsConfined,
   moveConfined,
+  namesConfined,
   openFolderConfined,
   openReadCheckedConfined,
   openReadConfined,
@@ -121,6 +122,7 @@ export {
   type WorkspaceListing,
 } from "./sandbox_mounts.ts";
 export { serialQueue } from "./serial_queue.ts";
+export { type Slicer, slicer } from "./slicer.ts";
 export {
   BEFORE_HASH_BUDGET,
   BEFORE_HASH_FILES,

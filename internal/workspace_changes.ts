@@ -44,7 +44,6 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { setImmediate } from "node:timers";
 import type { FileChange, FileDoor, FileState, SessionBase, ToolContext } from "@toolfence/core";
 import { isSettled } from "@toolfence/core";
 import { denoLstat, namesIn } from "./_runtime_fs.ts";
@@ -52,6 +51,7 @@ import { type FolderPin, inFolder } from "./confined_fs.ts";
 import { FolderEvents } from "./_folder_events.ts";
 import type { EntryKind, WorkspaceListing } from "./sandbox_mounts.ts";
 import { serialQueue } from "./serial_queue.ts";
+import { type Slicer, slicer } from "./slicer.ts";
 
 /** Past this many entries the workspace is not compared (the call reports no changes); see {@linkcode scanWorkspace}. */
 export const MAX_SCAN_ENTRIES = 200_000;
@@ -185,33 +185,8 @@ function lstatEntry(full: string): StatEntry | undefined {
   }
 }
 
-/**
- * How long a look at the workspace works on the server's thread before it lets the event loop run (another
- * session's call, an MCP ping, a timer). A look over a large workspace was one synchronous stretch: after an inotify
- * queue overflow at 190,000 files the rescan and the change report held the loop 5 to 11 s, and every other session
- * of the server waited (an `echo hi` of another session took 6 s instead of 40 ms).
- */
-const SLICE_MS = 10;
 /** How many names of one folder are stat-ed in one go (the folder is pinned again, by its device and inode, for each). */
 const STAT_CHUNK = 256;
-
-/** A clock of the work done since the event loop last ran: `pause()` lets it run once a slice is used. */
-interface Slicer {
-  pause(): Promise<void> | undefined;
-}
-
-function slicer(): Slicer {
-  let since = performance.now();
-  return {
-    pause() {
-      if (performance.now() - since < SLICE_MS) return undefined;
-      // setImmediate, not setTimeout(0): a chain of zero timeouts is clamped to 4 ms each after the fifth (2.2 ms a
-      // yield measured here), which doubled a sandbox-off command's scan of 10,000 files (103 to 204 ms); timers and
-      // I/O still run between slices (an interval of 5 ms fired 20 times in 200 ms of 10 ms slices).
-      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => void (since = performance.now()));
-    },
-  };
-}
 
 // Whether `full` is longer than a path any call takes. (A UTF-16 unit is at most 3 bytes of UTF-8: most paths need no
 // encoding to tell.)

@@ -13,8 +13,9 @@ import {
   inFolder,
   lstatConfined,
   mkdirConfined,
+  namesConfined,
   openReadConfined,
-  readdirConfined,
+  quickLstat,
   readlinkConfined,
   symlinkConfined,
   writeAll,
@@ -131,20 +132,28 @@ async function stateOf(real: string, stat: fs.Stats): Promise<FileState | "speci
   return { type: "file", size, sha256, mode };
 }
 
-// The lstat of every entry of a folder, in one pinned block.
-function entriesOf(dir: string): [string, fs.Stats][] {
-  const names = readdirConfined(dir).map((entry) => entry.name).sort();
-  return inFolder(dir, (at) => {
-    const found: [string, fs.Stats][] = [];
-    for (const name of names) {
-      try {
-        found.push([name, fs.lstatSync(at(name))]);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+// How many names of a folder are lstat-ed in one pinned block.
+const STAT_CHUNK = 256;
+
+// The lstat of every entry of a folder, in pinned blocks of STAT_CHUNK names, `visit` told of them first and called
+// between blocks (see WalkOptions.visit).
+async function entriesOf(dir: string, visit?: WalkOptions["visit"]): Promise<[string, fs.Stats][]> {
+  const names = namesConfined(dir).sort();
+  await visit?.(names.length);
+  const found: [string, fs.Stats][] = [];
+  for (let start = 0; start < names.length; start += STAT_CHUNK) {
+    if (start > 0) await visit?.(0);
+    inFolder(dir, (at) => {
+      for (const name of names.slice(start, start + STAT_CHUNK)) {
+        try {
+          found.push([name, quickLstat(at(name))]);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+        }
       }
-    }
-    return found;
-  });
+    });
+  }
+  return found;
 }
 
 /** What a walk does with each entry. */
@@ -161,6 +170,11 @@ export interface WalkOptions {
   readFile?: (real: string, relative: string, stat: fs.Stats) => Promise<{ sha256: string | null; size: number }>;
   /** Told the lstat of each regular file's copy once it is written. */
   copied?: (stat: fs.Stats) => void;
+  /**
+   * Told how many entries a folder holds before they are looked at, and called with 0 between blocks of them and
+   * between entries: a promise it returns is awaited (to let the event loop run), and it may throw to stop the walk.
+   */
+  visit?: (entries: number) => Promise<void> | undefined;
 }
 
 /**
@@ -231,7 +245,7 @@ async function walkChildren(
   report: TreeReport,
   options: WalkOptions,
 ): Promise<void> {
-  const children = entriesOf(real);
+  const children = await entriesOf(real, options.visit);
   const cloned = new Set<string>();
   const files = children.filter(([name, child]) =>
     child.isFile() && !options.skip?.(relative === "" ? name : relative + "/" + name, real + "/" + name, child)
@@ -252,6 +266,7 @@ async function walkChildren(
   }
   for (const [name, child] of children) {
     options.signal?.throwIfAborted();
+    await options.visit?.(0);
     const childRelative = relative === "" ? name : relative + "/" + name;
     if (!cloned.has(name)) {
       await walkEntry(real + "/" + name, childRelative, child, tree, report, options);

@@ -41,7 +41,7 @@ import { Workspace } from "../workspace.ts";
 import { Session, type SessionOptions } from "../session.ts";
 import { Policy } from "../policy.ts";
 import { isProtectedPath } from "../protected_paths.ts";
-import { isWithin } from "@toolfence/internal";
+import { isWithin, MAX_SCAN_ENTRIES, slicer } from "@toolfence/internal";
 import {
   discardConfined,
   inFolder,
@@ -101,15 +101,22 @@ export interface ScratchChanges {
  * change since, are not counted (nor read again).
  */
 export const PUBLISH_HASH_BUDGET = 256 << 20;
+/**
+ * How many new or changed files {@linkcode Scratch.changes} hashes, whatever their size (each is an open, a read and
+ * a close on the server's thread); past it a file's `after.sha256` is null, as past {@linkcode PUBLISH_HASH_BUDGET}.
+ * Before, 100,000 empty files a command made in the copy held the server's event loop 18 s at each `publish` call.
+ */
+export const PUBLISH_HASH_FILES = 20_000;
 
-// A file's identity and content clock: any write changes its ctime, which no command can set.
+// A file's identity and content clock: any write changes its ctime, which no command can set. In whole
+// milliseconds, as runtimes' stats give them (isSettled allows for the clock's tick).
 function statKey(stat: fs.Stats): string {
-  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}:${stat.ctimeMs}`;
+  return `${copyKey(stat)}:${Math.floor(stat.ctimeMs)}`;
 }
 
 // A file the copy wrote, as long as its size and mtime stay (a rename or chmod changes the ctime alone).
 function copyKey(stat: fs.Stats): string {
-  return `${stat.dev}:${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  return `${stat.dev}:${stat.ino}:${stat.size}:${Math.floor(stat.mtimeMs)}`;
 }
 
 /** Session options taken over from a session a scratch copy is made from. */
@@ -273,6 +280,10 @@ export class Scratch {
    * A path whose type changed is a deletion and a creation. New or changed
    * files are hashed within {@linkcode PUBLISH_HASH_BUDGET} bytes; past it a
    * file's `after.sha256` is null, and publishing that change is refused.
+   * With `hashOnly`, only files at or below those paths (relative) are hashed
+   * when new or changed; the others' `after.sha256` is null. Throws
+   * `too_large` when the copy holds more than `MAX_SCAN_ENTRIES` entries
+   * beyond those it was made with.
    *
    * @example
    * ```ts
@@ -283,21 +294,22 @@ export class Scratch {
    * await scratch.dispose();
    * ```
    */
-  async changes(): Promise<ScratchChanges> {
+  async changes(options: { hashOnly?: readonly string[] } = {}): Promise<ScratchChanges> {
     this.#requireLive();
     const now: Tree = new Map();
     const report: TreeReport = { skipped: [] };
     const skip = (relative: string) => isDebris(relative);
-    const readFile = this.#fileReader();
+    const readFile = this.#fileReader(options.hashOnly);
+    const visit = this.#visitor();
     if (this.paths.includes(".")) {
-      const walked = await walkTree(this.root, { skip, readFile });
+      const walked = await walkTree(this.root, { skip, readFile, visit });
       for (const [k, v] of walked.tree) now.set(k, v);
       report.skipped.push(...walked.report.skipped);
     } else {
       for (const relative of this.paths) {
         const real = this.root + "/" + relative;
         const stat = lstatConfined(real);
-        if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip, readFile });
+        if (stat !== undefined) await walkEntry(real, relative, stat, now, report, { skip, readFile, visit });
       }
     }
     // A path that is now a special file is neither deleted nor changed as far as a publication goes: it is left alone.
@@ -308,19 +320,25 @@ export class Scratch {
 
   // Reads the copy's files for one `changes()`: a file hashed before whose stat key is the same is not read again,
   // and past PUBLISH_HASH_BUDGET bytes of files the copy did not write as it is a file's hash is not known.
-  #fileReader(): (real: string, relative: string, stat: fs.Stats) => Promise<{ sha256: string | null; size: number }> {
+  #fileReader(
+    hashOnly: readonly string[] | undefined,
+  ): (real: string, relative: string, stat: fs.Stats) => Promise<{ sha256: string | null; size: number }> {
     const startedAt = Date.now();
     let budget = PUBLISH_HASH_BUDGET;
+    let files = PUBLISH_HASH_FILES;
+    const wanted = (relative: string) =>
+      hashOnly === undefined || hashOnly.some((p) => p === "." || relative === p || relative.startsWith(p + "/"));
     // Within one call, hard links of one file (one stat key) are read once, and a file the copy wrote is read free
     // once: 1,000 links of a copied 100 MiB file cost 100 MiB.
     const seen = new Map<string, string>();
     const paid = new Set<string>();
-    return async (real, _relative, stat) => {
+    return async (real, relative, stat) => {
       const key = statKey(stat);
       const known = this.#hashes.get(key) ?? seen.get(key);
       if (known !== undefined) return { sha256: known, size: stat.size };
       const free = this.#copies.has(copyKey(stat)) && !paid.has(copyKey(stat));
-      if (!free && stat.size > budget) return { sha256: null, size: stat.size };
+      if (!free && (stat.size > budget || files === 0 || !wanted(relative))) return { sha256: null, size: stat.size };
+      if (!free) files--;
       let read;
       try {
         read = await readRegular(real, stat, undefined, free ? stat.size : budget);
@@ -339,24 +357,53 @@ export class Scratch {
     };
   }
 
+  // Lets the event loop run every few milliseconds of a walk, and stops one past MAX_SCAN_ENTRIES entries more than
+  // the copy was made with: names cost a command next to nothing to make, and each is an lstat on the server's thread.
+  #visitor(): (entries: number) => Promise<void> | undefined {
+    const slice = slicer();
+    const most = this.#baseline.size + MAX_SCAN_ENTRIES;
+    let seen = 0;
+    return (entries) => {
+      seen += entries;
+      if (seen > most) {
+        throw new ToolError(
+          `The scratch copy holds more than ${most} entries (${MAX_SCAN_ENTRIES} more than it was made with): its changes are not compared`,
+          {
+            code: "too_large",
+            recoveryHint:
+              "Remove what a command made in bulk in the scratch copy (a cache, a build folder), then publish again.",
+            details: { limit: most },
+          },
+        );
+      }
+      return slice.pause();
+    };
+  }
+
   /**
    * Throws `too_large` when a change of `changes` brings a file whose content
-   * {@linkcode Scratch.changes} did not hash (past
-   * {@linkcode PUBLISH_HASH_BUDGET}): nothing that was not hashed is published.
+   * {@linkcode Scratch.changes} did not hash (past its bounds), or when the
+   * files `changes` write hold more than {@linkcode PUBLISH_HASH_BUDGET} bytes
+   * in all: nothing that was not hashed is published, nor more than that.
    */
   requirePublishable(changes: readonly FileChange[]): void {
-    const unknown = changes.filter((c) => c.after?.type === "file" && c.after.sha256 === null);
-    if (unknown.length === 0) return;
-    const listed = unknown.slice(0, 10).map((c) => `${c.path} (${c.after!.size} bytes)`).join(", ");
+    const files = changes.filter((c) => c.after?.type === "file");
+    const unknown = files.filter((c) => c.after!.sha256 === null);
+    // What a publication writes, densely, whatever the copy holds on disk: hashes kept from earlier looks let more
+    // than one look's budget be known, and 8 sparse files of 1 GiB would be 8 GiB written into the workspace.
+    const bytes = files.reduce((sum, c) => sum + c.after!.size, 0);
+    if (unknown.length === 0 && bytes <= PUBLISH_HASH_BUDGET) return;
+    const named = unknown.length > 0 ? unknown : [...files].sort((a, b) => b.after!.size - a.after!.size);
+    const listed = named.slice(0, 10).map((c) => `${c.path} (${c.after!.size} bytes)`).join(", ");
     throw new ToolError(
       `Nothing was published: the scratch copy's new or changed files hold more than the ${
         PUBLISH_HASH_BUDGET >> 20
-      } MiB a publication may bring: ${listed}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ""}`,
+      } MiB a publication may bring: ${listed}${named.length > 10 ? ` and ${named.length - 10} more` : ""}`,
       {
         code: "too_large",
         recoveryHint:
           "Remove or shrink these files in the scratch copy, or publish only other paths; ask the user to copy large files themselves.",
-        details: { paths: unknown.map((c) => c.path), budget: PUBLISH_HASH_BUDGET },
+        details: { paths: named.map((c) => c.path), bytes, budget: PUBLISH_HASH_BUDGET },
       },
     );
   }

@@ -199,7 +199,8 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
         if (!within(relative, approved)) throw notApproved(p, approved);
         return relative;
       }) ?? approved;
-      const { changes, unpublishable } = await scratch.changes();
+      // Only what may be published is hashed (within the copy's bounds): a large file elsewhere costs nothing.
+      const { changes, unpublishable } = await scratch.changes({ hashOnly: requested });
       const selected: FileChange[] = [];
       const notPublished: string[] = [];
       for (const change of changes) {

@@ -10,11 +10,12 @@ import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { createScratch, PUBLISH_HASH_BUDGET } from "../../../policy/scratch/scratch.ts";
+import { createScratch, PUBLISH_HASH_BUDGET, PUBLISH_HASH_FILES } from "../../../policy/scratch/scratch.ts";
 import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { callbackHost } from "../../../policy/hosts.ts";
 import { ToolBox } from "../../../toolbox.ts";
 import { publishTool } from "../../../tools/scratch/publish.ts";
+import { RACY_MS } from "../../../core/settled_stat.ts";
 import { fingerprint } from "./_tree_fingerprint.ts";
 
 const noBwrap = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -74,6 +75,14 @@ describe("a publication's cost", { timeout: 240_000 }, () => {
           (error: Error & { code?: string }) => error.code === "too_large",
         );
         assert.deepEqual(await fingerprint(workdir), original);
+        // Looks again, once the files' stats are settled, keep the hashes found: all three become known, and the
+        // publication is still refused for what it would write.
+        await new Promise((resolve) => setTimeout(resolve, RACY_MS + 100));
+        let latest = changes;
+        for (let look = 0; look < 3; look++) latest = (await scratch.changes()).changes;
+        assert.ok(latest.every((c) => c.after?.sha256 !== null), JSON.stringify(latest));
+        await assert.rejects(scratch.publish(latest), (error: Error & { code?: string }) => error.code === "too_large");
+        assert.deepEqual(await fingerprint(workdir), original);
         // What was hashed is still published on its own.
         const small = await box.call(scratch.session, "publish", { paths: ["ok.txt"] });
         assert.equal(small.status, "success", small.error);
@@ -106,6 +115,47 @@ describe("a publication's cost", { timeout: 240_000 }, () => {
         // Asked again, nothing is read past the budget either.
         const again = await scratch.changes();
         for (const change of again.changes) assert.equal(change.after?.sha256, sha, change.path);
+      } finally {
+        await scratch.dispose();
+      }
+    },
+  );
+
+  test(
+    "many small files a command makes: at most PUBLISH_HASH_FILES are hashed in one look, the server's event loop runs meanwhile, and those not hashed are not published",
+    { timeout: 180_000 },
+    async () => {
+      const workdir = await workspace();
+      const original = await fingerprint(workdir);
+      const scratch = await createScratch(workdir, { session: { autoConfirm: true, sandbox: "off" } });
+      try {
+        const box = new ToolBox().register(publishTool(scratch, { digest: scratch.digest }));
+        const count = PUBLISH_HASH_FILES + 500;
+        // Made behind the tools' back (as a command's change report is bounded on its own, see
+        // workspace_scan_bounds_test.ts): only changes() looks at them here.
+        await fsp.mkdir(path.join(scratch.root, "m"));
+        for (let i = 0; i < count; i++) await fsp.writeFile(path.join(scratch.root, "m", String(i)), "");
+        await fsp.writeFile(path.join(scratch.root, "ok.txt"), "small\n");
+        // Before, the walk held the event loop from start to end: not one tick of a 5 ms timer ran during it.
+        let ticks = 0;
+        const timer = setInterval(() => ticks++, 5);
+        let changes;
+        try {
+          ({ changes } = await scratch.changes());
+        } finally {
+          clearInterval(timer);
+        }
+        assert.ok(ticks > 0, "the event loop never ran while the copy was compared");
+        const files = changes.filter((c) => c.path.startsWith("m/"));
+        assert.equal(files.length, count);
+        const hashed = files.filter((c) => c.after?.sha256 !== null).length;
+        assert.ok(hashed <= PUBLISH_HASH_FILES, `${hashed} new files hashed`);
+        await assert.rejects(scratch.publish(files), (error: Error & { code?: string }) => error.code === "too_large");
+        assert.deepEqual(await fingerprint(workdir), original);
+        // Only the requested paths are hashed: ok.txt is published whatever the copy holds elsewhere.
+        const small = await box.call(scratch.session, "publish", { paths: ["ok.txt"] });
+        assert.equal(small.status, "success", small.error);
+        assert.equal(await fsp.readFile(path.join(workdir, "ok.txt"), "utf8"), "small\n");
       } finally {
         await scratch.dispose();
       }
