@@ -15,6 +15,7 @@ import {
   mkdirConfined,
   namesConfined,
   openReadConfined,
+  PATH_MAX_BYTES,
   quickLstat,
   readlinkConfined,
   symlinkConfined,
@@ -194,6 +195,13 @@ export async function walkEntry(
 ): Promise<void> {
   options.signal?.throwIfAborted();
   if (options.skip?.(relative, real, stat)) return;
+  // A path longer than the system takes cannot be looked at by its name, nor made in the workspace: it is left out
+  // like a special file. Before, a command's 30 nested folders of 200 letters made every look at the copy fail (a
+  // misleading path_changed), so nothing else could be published.
+  if (Buffer.byteLength(real) > PATH_MAX_BYTES) {
+    report.skipped.push(relative);
+    return;
+  }
   const mode = stat.mode & 0o7777;
   const copy = options.copyTo === undefined ? undefined : path.posix.join(options.copyTo, relative);
   if (stat.isSymbolicLink()) {

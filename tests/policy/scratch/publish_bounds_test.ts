@@ -8,6 +8,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import fsp from "node:fs/promises";
+import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import { createScratch, PUBLISH_HASH_BUDGET, PUBLISH_HASH_FILES } from "../../../policy/scratch/scratch.ts";
@@ -157,6 +158,34 @@ describe("a publication's cost", { timeout: 240_000 }, () => {
         assert.equal(small.status, "success", small.error);
         assert.equal(await fsp.readFile(path.join(workdir, "ok.txt"), "utf8"), "small\n");
       } finally {
+        await scratch.dispose();
+      }
+    },
+  );
+
+  test(
+    "a path longer than the system takes, made in the copy, is left out as unpublishable and the rest is published",
+    { timeout: 60_000 },
+    async () => {
+      const workdir = await workspace();
+      const scratch = await createScratch(workdir, { session: { autoConfirm: true, sandbox: "off" } });
+      try {
+        // 30 nested folders of 200 letters: 6,000 bytes, past PATH_MAX.
+        execFileSync("perl", [
+          "-e",
+          "for my $i (1..30) { mkdir('a' x 200) or die; chdir('a' x 200) or die } open(my $f, '>', 'deep.txt') or die",
+        ], { cwd: scratch.root });
+        await fsp.writeFile(path.join(scratch.root, "a.txt"), "changed\n");
+        const { changes, unpublishable } = await scratch.changes();
+        assert.equal(unpublishable.length, 1, JSON.stringify(unpublishable));
+        assert.ok(changes.some((c) => c.path === "a.txt" && c.change === "modified"));
+        const box = new ToolBox().register(publishTool(scratch, { digest: scratch.digest }));
+        const published = await box.call(scratch.session, "publish", { paths: ["a.txt"] });
+        assert.equal(published.status, "success", published.error);
+        assert.equal(await fsp.readFile(path.join(workdir, "a.txt"), "utf8"), "changed\n");
+      } finally {
+        // Scratch.dispose does not remove a tree deeper than PATH_MAX (removeConfined goes by absolute paths): first.
+        execFileSync("rm", ["-rf", path.join(scratch.root, "a".repeat(200))]);
         await scratch.dispose();
       }
     },
