@@ -720,16 +720,34 @@ function emptyFolderStep(dir: string, onRemoved: () => void): string[] {
  * pinned folder and never following a link; a cancel stops it between
  * folders. `onRemoved` counts the entries removed.
  */
-export async function removeTreeConfined(
+export function removeTreeConfined(
   dir: string,
   signal: AbortSignal,
   onRemoved: () => void = () => {},
 ): Promise<void> {
+  return removeTreeBelow(dir, dir, signal, onRemoved);
+}
+
+// Past this many bytes of path a folder of a tree being removed is first moved up to the tree's top: a path longer
+// than PATH_MAX cannot be entered by name, and a command's nested folders (30 of 200 letters) made the removal of a
+// scratch copy or a temp dir fail, leaving it on the disk.
+const DEEP_PATH_BYTES = 2048;
+
+// The folder `dir` (below or at `top`) itself, or, when its path is long, the same folder moved to a fresh name
+// right under `top`, one level a step.
+function shallow(dir: string, top: string): string {
+  if (dir === top || Buffer.byteLength(dir) <= DEEP_PATH_BYTES) return dir;
+  const to = top + "/" + tempName();
+  moveConfined(dir, to, [top], { replace: false });
+  return to;
+}
+
+async function removeTreeBelow(dir: string, top: string, signal: AbortSignal, onRemoved: () => void): Promise<void> {
   signal.throwIfAborted();
   for (const name of emptyFolderStep(dir, onRemoved)) {
     // Other work runs between folders.
     await Promise.resolve();
-    await removeTreeConfined(dir + "/" + name, signal, onRemoved);
+    await removeTreeBelow(shallow(dir + "/" + name, top), top, signal, onRemoved);
     onRemoved();
   }
   rmdirConfined(dir);
@@ -737,7 +755,11 @@ export async function removeTreeConfined(
 
 /** {@linkcode removeTreeConfined} in one synchronous run, for small trees (debris). */
 export function removeTreeConfinedSync(dir: string): void {
-  for (const name of emptyFolderStep(dir, () => {})) removeTreeConfinedSync(dir + "/" + name);
+  removeTreeSyncBelow(dir, dir);
+}
+
+function removeTreeSyncBelow(dir: string, top: string): void {
+  for (const name of emptyFolderStep(dir, () => {})) removeTreeSyncBelow(shallow(dir + "/" + name, top), top);
   rmdirConfined(dir);
 }
 
