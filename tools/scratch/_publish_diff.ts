@@ -82,7 +82,10 @@ export async function publicationDiff(
     const header = summaryLine(change, marks, linkTarget);
     let body = "";
     const files = change.before?.type !== "directory" && change.after?.type !== "directory";
-    if (files && change.change !== "moved" && (change.before?.type === "file" || change.after?.type === "file")) {
+    // Once the diff is cut, no more contents are read: only their summary lines are shown.
+    if (
+      !cut && files && change.change !== "moved" && (change.before?.type === "file" || change.after?.type === "file")
+    ) {
       const old = change.before?.type === "file" ? asText(await scratch.read(change.path, "host", MAX_TEXT_BYTES)) : "";
       // What is shown must be what will be applied: the publication checks the same hash as it copies.
       const nowBytes = change.after?.type === "file"

@@ -220,14 +220,13 @@ export function publishTool(scratch: Scratch, options: PublishToolOptions): Tool
         unpublishable: unpublishable.filter((p) => within(p, requested)),
       });
       if (selected.length === 0) return result(false, [], "");
-      // Refused before anyone is asked; the publication checks again as it goes.
+      // Refused before anyone is asked (and before the diff reads anything); the publication checks again as it goes.
+      scratch.requirePublishable(selected);
       await scratch.requireUnchanged(selected);
       const patterns = scratch.session.policy.protectedPaths;
       const isProtected = (p: string) => isProtectedPath(p, patterns);
       const diff = await publicationDiff(scratch, selected, isProtected);
       if (args.preview) return result(false, selected, diff.text);
-      // A file too large to hash is never published: refused before anyone is asked.
-      scratch.requirePublishable(selected);
       // A protected path, or a link that would lead out of the workspace, is never answered automatically.
       const touchesProtected = selected.some((c) => marksOf(scratch, c, isProtected).marks.length > 0);
       const answer = await ctx.session.confirmOutcome({

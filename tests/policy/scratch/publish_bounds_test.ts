@@ -69,6 +69,9 @@ describe("a publication's cost", { timeout: 240_000 }, () => {
         assert.equal(refused.errorCode, "too_large", refused.error);
         assert.match(refused.error ?? "", /big\d/);
         assert.equal(asked, 0, "a person was asked about a publication that cannot be made");
+        // Nor is its diff made: the diff reads each file's content (up to 512 KiB each) before it is cut.
+        const preview = await box.call(scratch.session, "publish", { preview: true });
+        assert.equal(preview.errorCode, "too_large", preview.error);
         assert.deepEqual(await fingerprint(workdir), original);
         // Scratch.publish refuses them as well, changing nothing.
         await assert.rejects(
