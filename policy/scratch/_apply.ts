@@ -21,7 +21,7 @@ import {
   unlinkConfined,
   writeAll,
 } from "@toolfence/internal";
-import { lstatConfined, readRegular, sha256Text, stateAt } from "./_tree.ts";
+import { lstatConfined, PastLimit, readRegular, sha256Text, stateAt } from "./_tree.ts";
 
 /** One path whose host copy is not what the scratch was made from. */
 export interface HostConflict {
@@ -377,16 +377,19 @@ async function putEntry(
     inFolder(dir, (at) => fs.symlinkSync(linkTarget, at(temp)));
   } else {
     const stat = lstatConfined(source);
-    if (!stat?.isFile()) throw scratchChanged(relative);
+    // Not a byte more than was approved is written: a file swapped after the person's answer for one of another
+    // size (a sparse 4 GiB one costs nothing to make) was written whole into the workspace before its hash was
+    // found to differ.
+    if (!stat?.isFile() || stat.size !== state.size) throw scratchChanged(relative);
     const { fd } = createConfined(dir + "/" + temp, state.mode, true);
     try {
-      const { sha256 } = await readRegular(source, stat, (chunk) => writeAll(fd, chunk));
+      const { sha256 } = await readRegular(source, stat, (chunk) => writeAll(fd, chunk), state.size);
       await syncFd(fd);
       if (sha256 !== state.sha256) throw scratchChanged(relative);
     } catch (error) {
       fs.closeSync(fd);
       unlinkConfined(dir + "/" + temp);
-      throw error;
+      throw error instanceof PastLimit ? scratchChanged(relative) : error;
     }
     fs.closeSync(fd);
   }

@@ -7,6 +7,7 @@
 
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import fsp from "node:fs/promises";
 import { execFileSync } from "node:child_process";
 import os from "node:os";
@@ -191,6 +192,48 @@ describe("a publication's cost", { timeout: 240_000 }, () => {
         await scratch.dispose();
       }
       await assert.rejects(fsp.lstat(scratch.root));
+    },
+  );
+
+  test(
+    "a file swapped after the person's answer for a larger one is refused before a byte more is written",
+    { timeout: 120_000 },
+    async () => {
+      const workdir = await workspace();
+      const original = await fingerprint(workdir);
+      let scratchRoot = "";
+      const host = callbackHost({
+        choose: <T extends string>(request: { defaultChoice: T }) => Promise.resolve(request.defaultChoice),
+        // The person says yes; meanwhile the file they saw becomes a sparse 4 GiB one (no disk used).
+        confirm: () => {
+          fs.truncateSync(path.join(scratchRoot, "new.txt"), 4 * 1024 ** 3);
+          return Promise.resolve(true);
+        },
+      });
+      const scratch = await createScratch(workdir, { session: { host, sandbox: "off" } });
+      scratchRoot = scratch.root;
+      // The largest file seen in the workspace (temp files of the publication included) while it runs.
+      let largest = 0;
+      const sampler = setInterval(() => {
+        for (const name of fs.readdirSync(workdir)) {
+          try {
+            largest = Math.max(largest, fs.lstatSync(path.join(workdir, name)).size);
+          } catch {
+            // gone meanwhile
+          }
+        }
+      }, 5);
+      try {
+        await fsp.writeFile(path.join(scratch.root, "new.txt"), "new\n");
+        const box = new ToolBox().register(publishTool(scratch, { digest: scratch.digest }));
+        const result = await box.call(scratch.session, "publish", {});
+        assert.equal(result.errorCode, "publish_failed", result.error);
+        assert.deepEqual(await fingerprint(workdir), original);
+        assert.ok(largest < 1 << 20, `${largest} bytes written into the workspace`);
+      } finally {
+        clearInterval(sampler);
+        await scratch.dispose();
+      }
     },
   );
 });
