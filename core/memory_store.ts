@@ -7,6 +7,7 @@
 
 import { type LateResult, LateResults } from "./late_results.ts";
 import type { ArtifactRef } from "./result.ts";
+import { DEFAULT_ARTIFACT_POOL_BYTES } from "./artifacts.ts";
 import type {
   AuditQuery,
   PrunedCounts,
@@ -22,6 +23,12 @@ import type {
 // Values go in and come out as copies, as they would through a database: a caller changing a record it
 // read must not change the store.
 const copy = <T>(value: T): T => structuredClone(value);
+
+/** Options of {@linkcode MemoryStore}. */
+export interface MemoryStoreOptions {
+  /** Most bytes of artifacts (their bytes and references) kept per tenant; default DEFAULT_ARTIFACT_POOL_BYTES. */
+  maxTenantArtifactBytes?: number;
+}
 
 /**
  * A {@linkcode Store} in memory: every replica must be this one process.
@@ -47,10 +54,18 @@ export class MemoryStore implements Store {
   #calls = new Map<string, StoredCall>();
   // Each session's late results by tenant, within the bounds a session's own LateResults keeps.
   #late = new Map<string, Map<string, LateResults>>();
-  #artifacts = new Map<string, ArtifactRef[]>();
+  // Keyed `tenant\nsession`, each reference with its place in the order of every put.
+  #artifacts = new Map<string, { ref: ArtifactRef; seq: number }[]>();
+  #artifactSeq = 0;
   #blobs = new Map<string, Uint8Array>();
+  readonly #maxTenantArtifactBytes: number;
   #audit: StoredAuditRecord[] = [];
   #replicas = new Map<string, number>();
+
+  /** An empty store; `options.maxTenantArtifactBytes` bounds each tenant's artifacts. */
+  constructor(options: MemoryStoreOptions = {}) {
+    this.#maxTenantArtifactBytes = options.maxTenantArtifactBytes ?? DEFAULT_ARTIFACT_POOL_BYTES;
+  }
 
   createSession(session: StoredSession): Promise<void> {
     if (this.#sessions.has(session.id)) return Promise.reject(new Error(`Session ${session.id} exists already`));
@@ -215,12 +230,47 @@ export class MemoryStore implements Store {
     const key = `${tenant}\n${sessionId}`;
     let refs = this.#artifacts.get(key);
     if (!refs) this.#artifacts.set(key, refs = []);
-    if (!refs.some((known) => known.id === ref.id)) refs.push(copy(ref));
+    if (!refs.some((known) => known.ref.id === ref.id)) refs.push({ ref: copy(ref), seq: ++this.#artifactSeq });
     // Blobs are shared by a tenant's sessions, never across tenants (see the SQL store: a put of bytes another
     // tenant had stored answered quicker, telling that it had them).
     const blob = `${ref.sha256}:${tenant}`;
     if (!this.#blobs.has(blob)) this.#blobs.set(blob, bytes.slice());
+    this.#boundArtifacts(tenant);
     return Promise.resolve();
+  }
+
+  // The tenant's newest artifacts, as many as fit its bound (the newest always), each reference counting its blob,
+  // as the SQL store keeps them.
+  #boundArtifacts(tenant: string): void {
+    const cost = (ref: ArtifactRef) =>
+      (this.#blobs.get(`${ref.sha256}:${tenant}`)?.byteLength ?? 0) + JSON.stringify(ref).length;
+    const held = [...this.#artifacts].filter(([key]) => key.slice(0, key.indexOf("\n")) === tenant)
+      .flatMap(([key, refs]) => refs.map((item) => ({ key, ...item })))
+      .sort((a, b) => b.seq - a.seq);
+    let total = 0;
+    const dropped = held.filter((item, n) => (total += cost(item.ref)) > this.#maxTenantArtifactBytes && n > 0);
+    if (dropped.length === 0) return;
+    for (const { key, seq } of dropped) {
+      const refs = this.#artifacts.get(key)!.filter((item) => item.seq !== seq);
+      if (refs.length === 0) this.#artifacts.delete(key);
+      else this.#artifacts.set(key, refs);
+    }
+    this.#sweepBlobs();
+  }
+
+  // Removes the blobs no artifact names; returns how many.
+  #sweepBlobs(): number {
+    // Keys of #artifacts are `tenant\nsession`; blobs are keyed `sha256:tenant`.
+    const named = new Set(
+      [...this.#artifacts].flatMap(([key, refs]) =>
+        refs.map(({ ref }) => `${ref.sha256}:${key.slice(0, key.indexOf("\n"))}`)
+      ),
+    );
+    let removed = 0;
+    for (const hash of this.#blobs.keys()) {
+      if (!named.has(hash) && this.#blobs.delete(hash)) removed++;
+    }
+    return removed;
   }
 
   artifact(
@@ -228,13 +278,13 @@ export class MemoryStore implements Store {
     sessionId: string,
     id: string,
   ): Promise<{ ref: ArtifactRef; bytes: Uint8Array } | undefined> {
-    const ref = this.#artifacts.get(`${tenant}\n${sessionId}`)?.find((known) => known.id === id);
+    const ref = this.#artifacts.get(`${tenant}\n${sessionId}`)?.find((known) => known.ref.id === id)?.ref;
     const bytes = ref && this.#blobs.get(`${ref.sha256}:${tenant}`);
     return Promise.resolve(ref && bytes ? { ref: copy(ref), bytes: bytes.slice() } : undefined);
   }
 
   artifacts(tenant: string, sessionId: string): Promise<ArtifactRef[]> {
-    return Promise.resolve(copy(this.#artifacts.get(`${tenant}\n${sessionId}`) ?? []));
+    return Promise.resolve(copy((this.#artifacts.get(`${tenant}\n${sessionId}`) ?? []).map(({ ref }) => ref)));
   }
 
   heartbeat(replica: string, at: number): Promise<void> {
@@ -297,15 +347,7 @@ export class MemoryStore implements Store {
     for (const [id, question] of this.#questions) {
       if (gone.has(question.sessionId) && this.#questions.delete(id)) counts.questions++;
     }
-    // Keys of #artifacts are `tenant\nsession`; blobs are keyed `sha256:tenant`.
-    const named = new Set(
-      [...this.#artifacts].flatMap(([key, refs]) =>
-        refs.map((ref) => `${ref.sha256}:${key.slice(0, key.indexOf("\n"))}`)
-      ),
-    );
-    for (const hash of this.#blobs.keys()) {
-      if (!named.has(hash) && this.#blobs.delete(hash)) counts.blobs++;
-    }
+    counts.blobs = this.#sweepBlobs();
     for (const [replica, seen] of this.#replicas) {
       if (seen < before && this.#replicas.delete(replica)) counts.replicas++;
     }

@@ -166,5 +166,5 @@ export {
   type StoredQuestion,
   type StoredSession,
 } from "./store.ts";
-export { MemoryStore } from "./memory_store.ts";
+export { MemoryStore, type MemoryStoreOptions } from "./memory_store.ts";
 export { importPeer, isMissingPeer, missingPeerError, type Peer } from "./peer.ts";

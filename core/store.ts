@@ -228,7 +228,11 @@ export interface Store {
   /** The session's late results, oldest first. */
   lateResults(tenant: string, sessionId: string): Promise<LateResult[]>;
 
-  /** Keeps an artifact of a session: its reference, and its bytes once per hash (blobs are shared). */
+  /**
+   * Keeps an artifact of a session: its reference, and its bytes once per hash and tenant (blobs are shared by the
+   * tenant's sessions). The tenant's artifacts are bounded (by default DEFAULT_ARTIFACT_POOL_BYTES, each reference
+   * counting its blob): past it, its oldest are dropped, never the one just kept.
+   */
   putArtifact(tenant: string, sessionId: string, ref: ArtifactRef, bytes: Uint8Array): Promise<void>;
   /** An artifact's reference and bytes; undefined when the session has none of that id. */
   artifact(

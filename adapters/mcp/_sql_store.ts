@@ -15,7 +15,11 @@ import type {
   StoredQuestion,
   StoredSession,
 } from "@toolfence/core";
-import { DEFAULT_LATE_RESULTS_MAX_BYTES, DEFAULT_LATE_RESULTS_MAX_COUNT } from "@toolfence/core";
+import {
+  DEFAULT_ARTIFACT_POOL_BYTES,
+  DEFAULT_LATE_RESULTS_MAX_BYTES,
+  DEFAULT_LATE_RESULTS_MAX_COUNT,
+} from "@toolfence/core";
 import { type Dialect, dialectSql, MIGRATIONS, SCHEMA_VERSION } from "./_store_migrations.ts";
 
 /** A row as a driver returns it. */
@@ -107,12 +111,20 @@ export async function migrate(driver: SqlDriver): Promise<void> {
 /** How many session ids one of prune's DELETE statements binds. */
 const PRUNE_SLICE = 500;
 
+/** Options of {@linkcode SqlStore}. */
+export interface SqlStoreOptions {
+  /** Most bytes of artifacts (their bytes and references) kept per tenant; default DEFAULT_ARTIFACT_POOL_BYTES. */
+  maxTenantArtifactBytes?: number;
+}
+
 /** A {@linkcode Store} on a SQL database; {@linkcode migrate} it first. */
 export class SqlStore implements Store {
   readonly #db: SqlDriver;
+  readonly #maxTenantArtifactBytes: number;
 
-  constructor(driver: SqlDriver) {
+  constructor(driver: SqlDriver, options: SqlStoreOptions = {}) {
     this.#db = driver;
+    this.#maxTenantArtifactBytes = options.maxTenantArtifactBytes ?? DEFAULT_ARTIFACT_POOL_BYTES;
   }
 
   get kind(): string {
@@ -382,6 +394,25 @@ export class SqlStore implements Store {
         "INSERT INTO artifacts (tenant, session_id, id, sha256, ref) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
         [tenant, sessionId, ref.id, blob, json(ref)],
       );
+      // The tenant's newest artifacts, as many as fit its bound (the newest always), as a replica's pool keeps them.
+      // Before, every artifact of every session stayed until a prune, which spares the sessions still open: one
+      // tenant's session writing outputs in a loop filled the database every replica and tenant shares. A blob shared
+      // by several references counts for each (never fewer bytes than are kept).
+      const dropped = await tx.query(
+        "DELETE FROM artifacts WHERE seq IN (SELECT seq FROM (SELECT artifacts.seq AS seq, " +
+          "ROW_NUMBER() OVER (ORDER BY artifacts.seq DESC) AS n, " +
+          "SUM(LENGTH(blobs.bytes) + LENGTH(artifacts.ref)) OVER " +
+          "(ORDER BY artifacts.seq DESC ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS held " +
+          "FROM artifacts JOIN blobs ON blobs.sha256 = artifacts.sha256 WHERE artifacts.tenant = ?) AS newest " +
+          "WHERE n > 1 AND held > ?) RETURNING sha256",
+        [tenant, this.#maxTenantArtifactBytes],
+      );
+      for (const sha256 of new Set(dropped.map((row) => String(row.sha256)))) {
+        await tx.run(
+          "DELETE FROM blobs WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM artifacts WHERE artifacts.sha256 = ?)",
+          [sha256, sha256],
+        );
+      }
     });
   }
 

@@ -15,6 +15,11 @@ import { migrate, SqlStore } from "./_sql_store.ts";
 export interface OpenStoreOptions {
   /** PostgreSQL: connections kept open at most; default 10. */
   poolSize?: number;
+  /**
+   * Most bytes of artifacts kept per tenant (their bytes and references, the newest first); default
+   * `DEFAULT_ARTIFACT_POOL_BYTES`, what a replica's sessions hold in memory.
+   */
+  maxTenantArtifactBytes?: number;
 }
 
 /**
@@ -35,7 +40,8 @@ export interface OpenStoreOptions {
  * ```
  */
 export async function openStore(address: string, options: OpenStoreOptions = {}): Promise<Store> {
-  if (address === "memory") return new MemoryStore();
+  const { maxTenantArtifactBytes } = options;
+  if (address === "memory") return new MemoryStore({ maxTenantArtifactBytes });
   let driver;
   if (address.startsWith("sqlite:")) {
     const file = address.slice("sqlite:".length);
@@ -56,5 +62,5 @@ export async function openStore(address: string, options: OpenStoreOptions = {})
     await driver.close();
     throw error;
   }
-  return new SqlStore(driver);
+  return new SqlStore(driver, { maxTenantArtifactBytes });
 }

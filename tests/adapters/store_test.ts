@@ -504,3 +504,60 @@ describe("store migrations", { timeout: 120_000 }, () => {
     await assert.rejects(openStore("sqlite:"), /needs a file/);
   });
 });
+
+describe("a store's artifacts", { timeout: 120_000 }, () => {
+  // Before, a fleet's store kept every artifact of a session until a prune, which spares the sessions still open: a
+  // tenant writing outputs in a loop filled the database that every tenant shares (300 outputs of 1 MB, 300 MB kept).
+  const kinds: [string, () => string | undefined, () => string, (() => Promise<SqlDriver>) | undefined][] = [
+    ["memory", () => undefined, () => "memory", undefined],
+    [
+      "sqlite",
+      () => sqliteMissing,
+      () => `sqlite:${join(scratch, "bounded.db")}`,
+      () => openSqlite(join(scratch, "bounded.db")),
+    ],
+    ["postgres", () => pgMissing, () => cluster!.url, () => openPostgres(cluster!.url, 1)],
+  ];
+  for (const [kind, missing, address, driver] of kinds) {
+    it(`are bounded per tenant on a ${kind} store, the oldest dropped with their bytes`, {
+      timeout: 60_000,
+    }, async (t) => {
+      const reason = missing();
+      if (reason) return t.skip(reason);
+      const store = await openStore(address(), { maxTenantArtifactBytes: 8_000 });
+      const artifact = (text: string) => {
+        const bytes = new TextEncoder().encode(text);
+        const sha256 = sha256Hex(bytes);
+        return { ref: { id: `sha256:${sha256}`, sha256, mediaType: "text/plain", byteLength: bytes.length }, bytes };
+      };
+      try {
+        const quiet = artifact("the quiet tenant's one output");
+        await store.putArtifact("quiet", "q1", quiet.ref as never, quiet.bytes);
+        const flood = Array.from({ length: 40 }, (_, i) => artifact(`${i} `.padEnd(1_000, "x")));
+        for (const [i, { ref, bytes }] of flood.entries()) {
+          await store.putArtifact("flood", i % 2 ? "f1" : "f2", ref as never, bytes);
+        }
+        const kept = [...await store.artifacts("flood", "f1"), ...await store.artifacts("flood", "f2")];
+        assert.ok(kept.length >= 3 && kept.length <= 8, `${kept.length} kept`);
+        assert.deepEqual((await store.artifact("flood", "f1", flood[39].ref.id))?.bytes, flood[39].bytes);
+        assert.equal(await store.artifact("flood", "f2", flood[0].ref.id), undefined);
+        // Another tenant's are its own: the flood never pushes them out.
+        assert.deepEqual((await store.artifact("quiet", "q1", quiet.ref.id))?.bytes, quiet.bytes);
+        // The newest is kept even past the bound on its own.
+        const big = artifact("y".repeat(10_000));
+        await store.putArtifact("flood", "f1", big.ref as never, big.bytes);
+        assert.deepEqual((await store.artifact("flood", "f1", big.ref.id))?.bytes, big.bytes);
+        assert.deepEqual([...await store.artifacts("flood", "f1"), ...await store.artifacts("flood", "f2")], [big.ref]);
+        if (driver) {
+          // And the bytes of those dropped are gone from the database, not only their references.
+          const db = await driver();
+          const blobs = (await db.query("SELECT sha256 FROM blobs")).map((row) => String(row.sha256));
+          await db.close();
+          assert.deepEqual(blobs.filter((key) => key.endsWith(":flood")), [`${big.ref.sha256}:flood`]);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+  }
+});
