@@ -16,9 +16,11 @@ const HIDDEN =
  * `text` with every character a terminal acts on, or a view hides or reorders,
  * written as its escape (`\u{1b}`, `\u{202e}`); the line feed and the tab stay.
  *
+ * Requires no permissions.
+ *
  * @example
  * ```ts
- * import { visibleText } from "./_visible_text.ts";
+ * import { visibleText } from "@toolfence/policy";
  * visibleText("ls #\x1b[2K\r"); // "ls #\\u{1b}[2K\\u{d}"
  * ```
  */

@@ -19,6 +19,7 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { Policy, type PolicyOptions } from "./policy.ts";
+export { visibleText } from "./_visible_text.ts";
 export { type SandboxMode, type SandboxState, sandboxState } from "./sandbox.ts";
 export { type AllowlistEntry, DEFAULT_COMMAND_ALLOWLIST, READER_COMMANDS } from "./shell/allowlist.ts";
 export { isReadOnlyLine } from "./shell/read_only_line.ts";

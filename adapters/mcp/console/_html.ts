@@ -3,10 +3,16 @@
 // the questions list when the server says it changed.
 
 import { createTwoFilesPatch } from "diff";
+import { visibleText } from "@toolfence/policy";
 
-/** Escapes text for HTML content and attribute values. */
+/**
+ * Escapes text for HTML content and attribute values, with every character a view hides or reorders written as its
+ * escape (`\u{202e}`): the command, path, reasons and diff of a question, and the audit's records, come from the
+ * agent, and a bidirectional override in them showed a person text in another order than the one that runs or is
+ * written (the terminal's questions were shown so already; the console's were not).
+ */
 export function esc(value: unknown): string {
-  return String(value ?? "").replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return visibleText(String(value ?? "")).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
 /** A whole page. */
