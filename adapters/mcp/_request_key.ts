@@ -1,7 +1,8 @@
 // A JSON-RPC request id as the store keeps it (a call's row, and the tail of its toolfence://calls/ URI): a number as
 // its text, a string as itself unless that text reads as JSON (a number, or a quoted string), then as its JSON text.
 // The id read back is the one the client sent, type and value, as JSON-RPC asks an answer to echo it: "42" stays a
-// string and 42 a number, and 1234567890123456 is not made a string for its length. Rows kept as String(id), before
+// string and 42 a number, and 1234567890123456 is not made a string for its length. A string holding a character no
+// database keeps is kept as its JSON text too (see storableText). Rows kept as String(id), before
 // this, read back as they were answered then: every string id but one that reads as a number, so no migration.
 
 // @ts-types="@modelcontextprotocol/sdk/types"
@@ -17,10 +18,20 @@ function scalarOf(text: string): string | number | undefined {
   }
 }
 
+// Characters a database's text does not keep as they are: NUL (PostgreSQL refuses the whole statement, and a call
+// whose id or tool name held one was answered 500 with the database's error) and a lone surrogate (both databases
+// keep U+FFFD for it, so that the ids "\ud800" and "\udbff" were one key, one call's outcome read for the other's).
+const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** `text` as a store's text column keeps it: its JSON text when it holds a character no database keeps as it is. */
+export function storableText(text: string): string {
+  return UNSTORABLE.test(text) ? JSON.stringify(text) : text;
+}
+
 /** The key a request id is kept under. */
 export function requestKey(id: RequestId): string {
   if (typeof id === "number") return String(id);
-  return scalarOf(id) === undefined ? id : JSON.stringify(id);
+  return scalarOf(id) === undefined ? storableText(id) : JSON.stringify(id);
 }
 
 /** The request id a key was made of. */

@@ -78,7 +78,7 @@ import { BoundedEventStore, notingAnswers } from "./_http_event_store.ts";
 import { countingUnread } from "./_http_unread.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
-import { requestKey } from "./_request_key.ts";
+import { requestKey, storableText } from "./_request_key.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener, type RequestConnection } from "./_http_listen.ts";
@@ -1522,7 +1522,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
       await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
-      const tool = String((message.params as { name?: unknown } | undefined)?.name);
+      const tool = storableText(String((message.params as { name?: unknown } | undefined)?.name));
       const key = requestKey(message.id);
       const record = async (streamId: string | null) => {
         open.recorded.add(key);

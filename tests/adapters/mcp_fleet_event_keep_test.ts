@@ -12,6 +12,7 @@ import { ToolBox } from "../../toolbox.ts";
 import "../../tools/mod.ts";
 import { serveHttp, TokenFile } from "../../adapters/mcp/http.ts";
 import { openStore } from "../../adapters/mcp/open_store.ts";
+import { callUri } from "../../adapters/mcp/server.ts";
 import { raw, writeTokens } from "./_http_harness.ts";
 import { type PostgresCluster, postgresMissing, startPostgres } from "../_postgres.ts";
 
@@ -69,7 +70,9 @@ async function serve(dir: string, address: string, closers: (() => Promise<void>
       method: "GET",
       headers: { ...headers(token, session), accept: "text/event-stream", "last-event-id": lastEventId },
     });
-  return { call, open, resume };
+  const send = (token: string, session: string, message: unknown) =>
+    raw(server.url, { headers: headers(token, session), body: JSON.stringify(message) });
+  return { call, open, resume, send };
 }
 
 describe("a fleet store's events of several tenants", () => {
@@ -140,4 +143,48 @@ describe("a fleet store's events of several tenants", () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+});
+
+describe("a fleet store's keys of what a client names", () => {
+  // Seen live on PostgreSQL: a call whose id or tool name held a NUL was answered 500 (or -32700 on a primed stream)
+  // with the database's error, "invalid byte sequence for encoding UTF8: 0x00", and its id dropped; on every database
+  // the lone surrogates "\ud800" and "\udbff" were kept as one U+FFFD, one call's outcome read for the other's (and
+  // callUri threw on them).
+  let cluster: PostgresCluster | undefined;
+  const pgMissing = postgresMissing();
+  after(async () => await cluster?.stop(), { timeout: 30_000 });
+  for (const kind of ["memory", "sqlite", "postgres"] as const) {
+    test(`on a ${kind} store, any request id and tool name is kept as sent`, { timeout: 120_000 }, async (t) => {
+      if (kind === "postgres" && pgMissing) return t.skip(pgMissing);
+      const dir = await mkdtemp(join(tmpdir(), "toolfence-request-keys-"));
+      const closers: (() => Promise<void> | void)[] = [];
+      try {
+        if (kind === "postgres") cluster ??= await startPostgres();
+        const address = kind === "memory" ? "memory" : kind === "sqlite" ? `sqlite:${join(dir, "s.db")}` : cluster!.url;
+        const { open, send } = await serve(dir, address, closers);
+        const alice = await open(ALICE);
+        const answer = async (id: unknown, method: string, params: unknown) => {
+          const sent = await send(ALICE, alice, { jsonrpc: "2.0", id, method, params });
+          assert.equal(sent.status, 200, sent.text);
+          const found = [...sent.text.matchAll(/^data: (\{.+\})$/gm)].map((m) => JSON.parse(m[1]))
+            .find((message) => "id" in message);
+          assert.deepEqual(found?.id, id, sent.text);
+          return found;
+        };
+        const callTool = (id: unknown, name: string) => answer(id, "tools/call", { name, arguments: {} });
+        assert.equal((await callTool("a\u0000b", "datetime")).result.isError, undefined);
+        assert.equal((await callTool(2, "datetime\u0000")).error.code, -32602);
+        assert.equal((await callTool("\ud800", "datetime")).result.isError, undefined);
+        assert.equal((await callTool("\udbff", "no_such_tool")).error.code, -32602);
+        for (const [id, failed] of [["a\u0000b", false], ["\ud800", false], ["\udbff", true]] as const) {
+          const read = await answer(`read ${id}`, "resources/read", { uri: callUri(id) });
+          const kept = JSON.parse(read.result.contents[0].text);
+          assert.deepEqual([kept.requestId, kept.state, "error" in kept.answer], [id, "done", failed]);
+        }
+      } finally {
+        for (const close of closers.reverse()) await close();
+        await rm(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
