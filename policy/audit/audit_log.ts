@@ -67,7 +67,7 @@ export interface AuditLogOptions {
   maxBytes?: number;
   /** How many rotated files to keep (`FILE.1` newest; default 3). */
   keep?: number;
-  /** Called with each record, redacted. */
+  /** Called with each record, redacted and shortened as the file keeps it (at most 256 KiB as JSON). */
   onRecord?: (record: AuditRecord) => void;
   /** The redactor (default: the process environment, token shapes). */
   redactor?: Redactor;
@@ -261,9 +261,12 @@ export class AuditLog {
   /** Writes one record (redacted) to the file and the callback. */
   record(record: Record<string, unknown> & { type: "call" | "decision" }): void {
     const redacted = this.#redactor.redactValue({ time: new Date().toISOString(), ...record }) as AuditRecord;
+    let kept = redacted;
     let line = JSON.stringify(redacted);
-    if (Buffer.byteLength(line) > MAX_LINE_BYTES) line = JSON.stringify(shorten(redacted, 1_000));
-    this.#options.onRecord?.(redacted);
+    if (Buffer.byteLength(line) > MAX_LINE_BYTES) line = JSON.stringify(kept = bounded(redacted));
+    // The callback gets the record the file does: it was given the whole one, and a fleet's store kept it so (every
+    // record stays there), a call's megabytes of arguments written once more into every tenant's database.
+    this.#options.onRecord?.(kept);
     if (this.#options.file === undefined || this.#main === undefined) return;
     const bytes = Buffer.from(`${line}\n`);
     this.#append(this.#main, bytes);
@@ -348,11 +351,26 @@ function cut(text: string, max: number): string {
   return text.length <= max ? text : `${textPrefix(text, max)}... (${text.length - max} more characters)`;
 }
 
-function shorten(value: unknown, max: number): unknown {
-  if (typeof value === "string") return cut(value, max);
-  if (Array.isArray(value)) return value.slice(0, 100).map((item) => shorten(item, max));
+function shorten(value: unknown, chars: number, items: number): unknown {
+  if (typeof value === "string") return cut(value, chars);
+  if (Array.isArray(value)) return value.slice(0, items).map((item) => shorten(item, chars, items));
   if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, shorten(v, max)]));
+    // An object's names and their number are the client's too (arguments of 200,000 names kept them all).
+    return Object.fromEntries(
+      Object.entries(value).slice(0, items).map(([k, v]) => [cut(k, chars), shorten(v, chars, items)]),
+    );
   }
   return value;
+}
+
+// A record past MAX_LINE_BYTES made to fit: its strings, lists and objects cut, then cut further, then its top-level
+// values that are no object alone, marked `shortened`.
+function bounded(record: AuditRecord): AuditRecord {
+  let short: Record<string, unknown> = record;
+  for (const [chars, items] of [[1_000, 100], [100, 10]]) {
+    short = shorten(record, chars, items) as Record<string, unknown>;
+    if (Buffer.byteLength(JSON.stringify(short)) <= MAX_LINE_BYTES) return short as AuditRecord;
+  }
+  const scalars = Object.entries(short).filter(([, value]) => value === null || typeof value !== "object");
+  return { ...Object.fromEntries(scalars), time: record.time, type: record.type, shortened: true };
 }

@@ -201,6 +201,30 @@ describe("the audit log of calls", () => {
     const last = (await readFile(file, "utf8")).trimEnd().split("\n").at(-1)!;
     assert.equal(JSON.parse(last).n, 199);
   });
+
+  test("a record past a line's bound reaches the file and the callback (a fleet's store) made to fit", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, the callback got the whole record: a call's arguments of megabytes went whole into a fleet's store,
+    // where every record stays; and arguments of 200,000 names, or one long name, were not cut in the file either.
+    const file = join(dir, "bounded.jsonl");
+    const given: AuditRecord[] = [];
+    const audit = new AuditLog({ file, redactor: new Redactor({ env: {} }), onRecord: (r) => given.push(r) });
+    const names = Object.fromEntries(Array.from({ length: 200_000 }, (_, i) => [`name${i}`, i]));
+    audit.record({ type: "call", tool: "write_file", arguments: { content: "x".repeat(2_000_000) } });
+    audit.record({ type: "call", tool: "t", arguments: names });
+    audit.record({ type: "call", tool: "t", arguments: { ["k".repeat(1_000_000)]: 1 } });
+    audit.record({ type: "call", tool: "t", arguments: { deep: Array(100).fill(Array(100).fill("y".repeat(900))) } });
+    audit.close();
+    const lines = (await readFile(file, "utf8")).trimEnd().split("\n");
+    assert.equal(lines.length, 4);
+    assert.equal(given.length, 4);
+    for (const [n, line] of lines.entries()) {
+      assert.ok(Buffer.byteLength(line) <= 256 * 1024, `line ${n}: ${Buffer.byteLength(line)} bytes`);
+      assert.deepEqual(given[n], JSON.parse(line));
+      assert.equal(given[n].type, "call");
+    }
+  });
 });
 
 function run(args: string[], stdin = ""): Promise<{ code: number | null; stdout: string; stderr: string }> {
