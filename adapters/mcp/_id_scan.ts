@@ -3,8 +3,8 @@
 // top-level "id" member, so that the error reply can name the request. Memory
 // stays constant whatever the message holds.
 
-/** The longest id text kept; longer ids are not read (the reply then has id null). */
-const MAX_ID_CHARS = 256;
+/** The longest id text kept; longer ids are not read (the reply then has id null), nor served (see http.ts). */
+export const MAX_ID_CHARS = 256;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;

@@ -19,12 +19,12 @@ function scalarOf(text: string): string | number | undefined {
 }
 
 // Characters a database's text does not keep as they are: NUL (PostgreSQL refuses the whole statement, and a call
-// whose id or tool name held one was answered 500 with the database's error) and a lone surrogate (both databases
+// whose id held one was answered 500 with the database's error) and a lone surrogate (both databases
 // keep U+FFFD for it, so that the ids "\ud800" and "\udbff" were one key, one call's outcome read for the other's).
 const UNSTORABLE = /\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-/** `text` as a store's text column keeps it: its JSON text when it holds a character no database keeps as it is. */
-export function storableText(text: string): string {
+// `text` as a store's text column keeps it: its JSON text when it holds a character no database keeps as it is.
+function storableText(text: string): string {
   return UNSTORABLE.test(text) ? JSON.stringify(text) : text;
 }
 

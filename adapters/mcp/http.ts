@@ -78,7 +78,8 @@ import { BoundedEventStore, notingAnswers } from "./_http_event_store.ts";
 import { countingUnread } from "./_http_unread.ts";
 import { AdoptedArtifacts, OwnArtifacts } from "./_adopted_artifacts.ts";
 import { FleetReplica, StoreEvents } from "./_http_fleet.ts";
-import { requestKey, storableText } from "./_request_key.ts";
+import { requestKey } from "./_request_key.ts";
+import { MAX_ID_CHARS } from "./_id_scan.ts";
 import { unrefTimer } from "./_replica_liveness.ts";
 import { type JwtVerifier, TokenRefused } from "./_http_jwt.ts";
 import { type Handler, listen, type Listener, type RequestConnection } from "./_http_listen.ts";
@@ -1378,6 +1379,19 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     owned?: OpenSession,
     lease?: BodyLease,
   ): Promise<Response> {
+    // An id is echoed in every answer and event of its request, and a fleet's store keeps it with the call, its answer
+    // and each event: a call whose id was a megabyte long wrote 7 MB to the store every tenant shares.
+    if (isJSONRPCRequest(message) && typeof message.id === "string" && message.id.length > MAX_ID_CHARS) {
+      return json(
+        400,
+        errorReply(
+          message.id,
+          JSONRPC_ERRORS.invalidRequest,
+          `Invalid request: the id is ${message.id.length} characters long, over ${MAX_ID_CHARS}; use a shorter id`,
+          { limitChars: MAX_ID_CHARS },
+        ),
+      );
+    }
     if (stateless) {
       const refused = checkCall(undefined, identity, message);
       if (refused) return refused;
@@ -1522,7 +1536,10 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
     if (open.events && isJSONRPCRequest(message) && message.method === "tools/call") {
       await applyGrants(open);
       // Recorded with its stream before the tool runs (see StoreEvents), so that another replica can answer for it.
-      const tool = storableText(String((message.params as { name?: unknown } | undefined)?.name));
+      // A name the toolbox does not know runs nothing, and is kept as unknown: a client's name of a megabyte was kept
+      // whole with every call that named it.
+      const name = String((message.params as { name?: unknown } | undefined)?.name);
+      const tool = toolbox.has(name) ? name : "(unknown)";
       const key = requestKey(message.id);
       const record = async (streamId: string | null) => {
         open.recorded.add(key);

@@ -72,7 +72,7 @@ async function serve(dir: string, address: string, closers: (() => Promise<void>
     });
   const send = (token: string, session: string, message: unknown) =>
     raw(server.url, { headers: headers(token, session), body: JSON.stringify(message) });
-  return { call, open, resume, send };
+  return { call, open, resume, send, store };
 }
 
 describe("a fleet store's events of several tenants", () => {
@@ -154,37 +154,59 @@ describe("a fleet store's keys of what a client names", () => {
   const pgMissing = postgresMissing();
   after(async () => await cluster?.stop(), { timeout: 30_000 });
   for (const kind of ["memory", "sqlite", "postgres"] as const) {
-    test(`on a ${kind} store, any request id and tool name is kept as sent`, { timeout: 120_000 }, async (t) => {
-      if (kind === "postgres" && pgMissing) return t.skip(pgMissing);
-      const dir = await mkdtemp(join(tmpdir(), "toolfence-request-keys-"));
-      const closers: (() => Promise<void> | void)[] = [];
-      try {
-        if (kind === "postgres") cluster ??= await startPostgres();
-        const address = kind === "memory" ? "memory" : kind === "sqlite" ? `sqlite:${join(dir, "s.db")}` : cluster!.url;
-        const { open, send } = await serve(dir, address, closers);
-        const alice = await open(ALICE);
-        const answer = async (id: unknown, method: string, params: unknown) => {
-          const sent = await send(ALICE, alice, { jsonrpc: "2.0", id, method, params });
-          assert.equal(sent.status, 200, sent.text);
-          const found = [...sent.text.matchAll(/^data: (\{.+\})$/gm)].map((m) => JSON.parse(m[1]))
-            .find((message) => "id" in message);
-          assert.deepEqual(found?.id, id, sent.text);
-          return found;
-        };
-        const callTool = (id: unknown, name: string) => answer(id, "tools/call", { name, arguments: {} });
-        assert.equal((await callTool("a\u0000b", "datetime")).result.isError, undefined);
-        assert.equal((await callTool(2, "datetime\u0000")).error.code, -32602);
-        assert.equal((await callTool("\ud800", "datetime")).result.isError, undefined);
-        assert.equal((await callTool("\udbff", "no_such_tool")).error.code, -32602);
-        for (const [id, failed] of [["a\u0000b", false], ["\ud800", false], ["\udbff", true]] as const) {
-          const read = await answer(`read ${id}`, "resources/read", { uri: callUri(id) });
-          const kept = JSON.parse(read.result.contents[0].text);
-          assert.deepEqual([kept.requestId, kept.state, "error" in kept.answer], [id, "done", failed]);
+    test(
+      `on a ${kind} store, any request id and tool name is kept as sent, within bounds`,
+      { timeout: 120_000 },
+      async (t) => {
+        if (kind === "postgres" && pgMissing) return t.skip(pgMissing);
+        const dir = await mkdtemp(join(tmpdir(), "toolfence-request-keys-"));
+        const closers: (() => Promise<void> | void)[] = [];
+        try {
+          if (kind === "postgres") cluster ??= await startPostgres();
+          const address = kind === "memory"
+            ? "memory"
+            : kind === "sqlite"
+            ? `sqlite:${join(dir, "s.db")}`
+            : cluster!.url;
+          const { open, send, store } = await serve(dir, address, closers);
+          const alice = await open(ALICE);
+          const answer = async (id: unknown, method: string, params: unknown) => {
+            const sent = await send(ALICE, alice, { jsonrpc: "2.0", id, method, params });
+            assert.equal(sent.status, 200, sent.text);
+            const found = [...sent.text.matchAll(/^data: (\{.+\})$/gm)].map((m) => JSON.parse(m[1]))
+              .find((message) => "id" in message);
+            assert.deepEqual(found?.id, id, sent.text);
+            return found;
+          };
+          const callTool = (id: unknown, name: string) => answer(id, "tools/call", { name, arguments: {} });
+          assert.equal((await callTool("a\u0000b", "datetime")).result.isError, undefined);
+          assert.equal((await callTool(2, "datetime\u0000")).error.code, -32602);
+          assert.equal((await callTool("\ud800", "datetime")).result.isError, undefined);
+          assert.equal((await callTool("\udbff", "no_such_tool")).error.code, -32602);
+          // What a client names is kept within bounds: an id of 257 characters is refused (one of a megabyte wrote 7 MB to
+          // the store), and a tool the toolbox does not know is kept as unknown (a name of a megabyte was kept whole).
+          const long = await send(ALICE, alice, {
+            jsonrpc: "2.0",
+            id: "i".repeat(257),
+            method: "tools/call",
+            params: { name: "datetime", arguments: {} },
+          });
+          assert.equal(long.status, 400, long.text);
+          assert.deepEqual([long.json().id, long.json().error?.code], ["i".repeat(257), -32600]);
+          assert.equal((await callTool("i".repeat(256), "datetime")).result.isError, undefined);
+          assert.equal((await callTool(7, "n".repeat(100_000))).error.code, -32602);
+          assert.equal((await store.call("alice", alice, "7"))?.tool, "(unknown)");
+          assert.equal((await store.call("alice", alice, "2"))?.tool, "(unknown)");
+          for (const [id, failed] of [["a\u0000b", false], ["\ud800", false], ["\udbff", true]] as const) {
+            const read = await answer(`read ${id}`, "resources/read", { uri: callUri(id) });
+            const kept = JSON.parse(read.result.contents[0].text);
+            assert.deepEqual([kept.requestId, kept.state, "error" in kept.answer], [id, "done", failed]);
+          }
+        } finally {
+          for (const close of closers.reverse()) await close();
+          await rm(dir, { recursive: true, force: true });
         }
-      } finally {
-        for (const close of closers.reverse()) await close();
-        await rm(dir, { recursive: true, force: true });
-      }
-    });
+      },
+    );
   }
 });
