@@ -8,16 +8,17 @@
 import { type LateResult, LateResults } from "./late_results.ts";
 import type { ArtifactRef } from "./result.ts";
 import { DEFAULT_ARTIFACT_POOL_BYTES } from "./artifacts.ts";
-import type {
-  AuditQuery,
-  PrunedCounts,
-  Store,
-  StoredAuditRecord,
-  StoredCall,
-  StoredEvent,
-  StoredGrant,
-  StoredQuestion,
-  StoredSession,
+import {
+  ANSWERED_QUESTIONS_KEPT,
+  type AuditQuery,
+  type PrunedCounts,
+  type Store,
+  type StoredAuditRecord,
+  type StoredCall,
+  type StoredEvent,
+  type StoredGrant,
+  type StoredQuestion,
+  type StoredSession,
 } from "./store.ts";
 
 // Values go in and come out as copies, as they would through a database: a caller changing a record it
@@ -156,6 +157,9 @@ export class MemoryStore implements Store {
   askQuestion(question: StoredQuestion): Promise<void> {
     if (this.#questions.has(question.id)) return Promise.reject(new Error(`Question ${question.id} exists already`));
     this.#questions.set(question.id, copy(question));
+    const answered = [...this.#questions.values()].filter((q) => q.tenant === question.tenant && q.answeredAt !== null);
+    answered.sort((a, b) => b.askedAt - a.askedAt || (b.id < a.id ? -1 : 1));
+    for (const old of answered.slice(ANSWERED_QUESTIONS_KEPT)) this.#questions.delete(old.id);
     return Promise.resolve();
   }
 

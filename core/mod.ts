@@ -156,6 +156,7 @@ export { checkOutput, outputCheckedAgainst, type OutputSchema } from "./_call_ou
 export { FLUX_ALIASES } from "./toolbox.ts";
 export { tracedBatch, tracedCall } from "./telemetry.ts";
 export {
+  ANSWERED_QUESTIONS_KEPT,
   type AuditQuery,
   type PrunedCounts,
   type Store,

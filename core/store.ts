@@ -159,6 +159,13 @@ export interface PrunedCounts {
 }
 
 /**
+ * How many answered (or withdrawn) questions a store keeps per tenant, the newest; pending ones are all kept. Each holds
+ * what it showed (a write's text before and after, up to 512 KiB): before, every one stayed until its session was
+ * pruned, so that a client asking and cancelling in a loop filled the store every tenant shares.
+ */
+export const ANSWERED_QUESTIONS_KEPT = 256;
+
+/**
  * The state a server keeps, shared by every replica that opens the same store.
  * Every method is atomic on its own; methods that decide a race (taking a
  * session over, answering a question, finishing a call) say who won.
@@ -197,7 +204,10 @@ export interface Store {
   /** Removes a grant; returns whether it was there. */
   revokeGrant(tenant: string, kind: StoredGrant["kind"], subject: string): Promise<boolean>;
 
-  /** Records a question asked. */
+  /**
+   * Records a question asked, and keeps the tenant's newest {@linkcode ANSWERED_QUESTIONS_KEPT} answered (or
+   * withdrawn) ones, never dropping a pending one.
+   */
   askQuestion(question: StoredQuestion): Promise<void>;
   /** Answers a pending question; false when it was already answered or is unknown (the first answer wins). */
   answerQuestion(tenant: string, id: string, answer: unknown, answeredBy: string, at: number): Promise<boolean>;

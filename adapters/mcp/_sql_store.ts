@@ -16,6 +16,7 @@ import type {
   StoredSession,
 } from "@toolfence/core";
 import {
+  ANSWERED_QUESTIONS_KEPT,
   DEFAULT_ARTIFACT_POOL_BYTES,
   DEFAULT_LATE_RESULTS_MAX_BYTES,
   DEFAULT_LATE_RESULTS_MAX_COUNT,
@@ -272,6 +273,12 @@ export class SqlStore implements Store {
         question.answeredBy,
         question.answeredAt,
       ],
+    );
+    await this.#db.run(
+      "DELETE FROM questions WHERE id IN (SELECT id FROM (SELECT id, " +
+        "ROW_NUMBER() OVER (ORDER BY asked_at DESC, id DESC) AS n " +
+        "FROM questions WHERE tenant = ? AND answered_at IS NOT NULL) AS answered WHERE n > ?)",
+      [question.tenant, ANSWERED_QUESTIONS_KEPT],
     );
   }
 

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
+  ANSWERED_QUESTIONS_KEPT,
   DEFAULT_LATE_RESULTS_MAX_BYTES,
   DEFAULT_LATE_RESULTS_MAX_COUNT,
   type LateResult,
@@ -155,6 +156,36 @@ function contract(name: string, open: () => Promise<Store>, skip?: () => string 
       assert.equal(answered?.answer, answered?.answeredBy === "person" ? "allow" : "deny");
       assert.deepEqual(await store.pendingQuestions("acme"), []);
       assert.equal(await store.question("evil", "q1"), undefined);
+    });
+
+    test("keeps a tenant's newest answered questions, every pending one, and another tenant's", async () => {
+      // Before, every question stayed until its session was pruned, each with what it showed (up to 512 KiB).
+      const ask = (id: string, tenant: string, askedAt: number) =>
+        store.askQuestion({
+          id,
+          tenant,
+          sessionId: "s-q",
+          question: { title: "Write permission", about: { after: "x".repeat(100) } },
+          askedAt,
+          answer: null,
+          answeredBy: null,
+          answeredAt: null,
+        });
+      await ask("kept-pending", "qt", 1);
+      await ask("other-answered", "qt-other", 2);
+      await store.answerQuestion("qt-other", "other-answered", "deny", "person", 3);
+      const over = ANSWERED_QUESTIONS_KEPT + 20;
+      for (let i = 0; i < over; i++) {
+        await ask(`a${i}`, "qt", 10 + i);
+        await store.answerQuestion("qt", `a${i}`, null, "withdrawn", 10 + i);
+      }
+      await ask("last", "qt", 10_000);
+      assert.equal(await store.question("qt", "a0"), undefined);
+      assert.equal(await store.question("qt", "a19"), undefined);
+      assert.equal((await store.question("qt", "a20"))?.answeredBy, "withdrawn");
+      assert.equal((await store.question("qt", `a${over - 1}`))?.answeredBy, "withdrawn");
+      assert.deepEqual((await store.pendingQuestions("qt")).map((q) => q.id), ["kept-pending", "last"]);
+      assert.equal((await store.question("qt-other", "other-answered"))?.answer, "deny");
     });
 
     test("ends a call once: its answer, or the interruption when its replica is gone", async () => {
