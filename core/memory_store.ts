@@ -193,6 +193,12 @@ export class MemoryStore implements Store {
     return true;
   }
 
+  forgetAnswer(sessionId: string, requestId: string): Promise<void> {
+    const found = this.#calls.get(`${sessionId}\n${requestId}`);
+    if (found && found.state !== "running") found.answer = null;
+    return Promise.resolve();
+  }
+
   finishCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean> {
     return Promise.resolve(this.#end(sessionId, requestId, "done", answer, at));
   }

@@ -225,6 +225,8 @@ export interface Store {
    * when it had ended already (its own answer stands).
    */
   interruptCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean>;
+  /** Drops the answer of an ended call (its row stays: it ran); the call then reads with `answer` null. */
+  forgetAnswer(sessionId: string, requestId: string): Promise<void>;
   /** The tenant's call of that session and request id. */
   call(tenant: string, sessionId: string, requestId: string): Promise<StoredCall | undefined>;
   /** The calls still running, of one replica or one session when asked (to account for them when it is gone). */

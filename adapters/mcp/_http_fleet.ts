@@ -33,7 +33,12 @@ export class StoreEvents implements EventStore {
   /** The request ids (their requestKey) of recorded calls whose answer is being sent. */
   readonly answering = new Set<string>();
 
-  constructor(readonly store: Store, readonly sessionId: string, readonly keep = 256) {}
+  constructor(
+    readonly store: Store,
+    readonly sessionId: string,
+    readonly finish: (key: string, answer: JSONRPCMessage) => Promise<unknown>,
+    readonly keep = 256,
+  ) {}
 
   async storeEvent(streamId: string, message: JSONRPCMessage): Promise<string> {
     const claim = isPriming(message) ? this.claimStream : undefined;
@@ -41,7 +46,7 @@ export class StoreEvents implements EventStore {
     if (claim) await claim(streamId);
     const key = "id" in message && message.id !== undefined ? requestKey(message.id) : undefined;
     if (key !== undefined && this.answering.delete(key)) {
-      await this.store.finishCall(this.sessionId, key, message, Date.now());
+      await this.finish(key, message);
     }
     return await this.store.appendEvent(this.sessionId, streamId, message, this.keep);
   }
@@ -87,9 +92,14 @@ export function interruptedAnswer(call: StoredCall, toolbox: ToolBox): JSONRPCMe
   } as JSONRPCMessage;
 }
 
+/** How many of a tenant's calls ended on a replica keep their answer in the store, the newest. */
+export const ANSWERS_KEPT = 1024;
+
 /** This replica's part of the fleet: its heartbeat, and the ending of other replicas' orphaned calls. */
 export class FleetReplica {
   readonly #timer: ReturnType<typeof setInterval>;
+  /** Per tenant, the calls ended here whose answer the store keeps (session and request key), oldest first. */
+  readonly #answered = new Map<string, [string, string][]>();
   #beat: Promise<void> = Promise.resolve();
 
   constructor(readonly store: Store, readonly id: string, readonly toolbox: ToolBox) {
@@ -97,6 +107,20 @@ export class FleetReplica {
       this.#beat = this.#tick().catch(() => {});
     }, HEARTBEAT_MS);
     unrefTimer(this.#timer);
+  }
+
+  /**
+   * Ends a call of `tenant` in the store with its answer, and drops the answers of the tenant's calls ended here
+   * before its newest ANSWERS_KEPT (their rows stay: they ran). Each answer is up to the output's bound (60 KB of a
+   * read_file) and every one stayed until its session was pruned: a client calling in a loop filled the store every
+   * tenant shares.
+   */
+  async finishCall(tenant: string, sessionId: string, key: string, answer: unknown): Promise<void> {
+    if (!await this.store.finishCall(sessionId, key, answer, Date.now())) return;
+    let kept = this.#answered.get(tenant);
+    if (!kept) this.#answered.set(tenant, kept = []);
+    kept.push([sessionId, key]);
+    while (kept.length > ANSWERS_KEPT) await this.store.forgetAnswer(...kept.shift()!);
   }
 
   /** Says this replica is alive (at start, then every tick). */

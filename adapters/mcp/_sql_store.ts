@@ -333,6 +333,13 @@ export class SqlStore implements Store {
     ) === 1;
   }
 
+  async forgetAnswer(sessionId: string, requestId: string): Promise<void> {
+    await this.#db.run(
+      "UPDATE calls SET answer = NULL WHERE session_id = ? AND request_id = ? AND state <> 'running'",
+      [sessionId, requestId],
+    );
+  }
+
   finishCall(sessionId: string, requestId: string, answer: unknown, at: number): Promise<boolean> {
     return this.#end(sessionId, requestId, "done", answer, at);
   }

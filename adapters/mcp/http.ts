@@ -891,7 +891,8 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         void fleet.store.recordLateResult(identity.tenant, id, late).catch(report)
       );
     }
-    open.events = fleet && new StoreEvents(fleet.store, id);
+    open.events = fleet &&
+      new StoreEvents(fleet.store, id, (key, answer) => fleet.finishCall(identity.tenant, id, key, answer));
     open.cancelledStreams = new Set();
     open.answeredStreams = new Set();
     open.eventStore = notingAnswers(
@@ -966,7 +967,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
       } finally {
         // An answer the transport did not keep (its stream gone) still ends the call.
         if (recorded && open.events!.answering.delete(key!)) {
-          await fleet!.store.finishCall(id, key!, message, Date.now()).catch(report);
+          await fleet!.finishCall(identity.tenant, id, key!, message).catch(report);
         }
         if (isAnswer) open.release(message.id as RequestId);
       }
@@ -1569,7 +1570,7 @@ export async function serveHttp(toolbox: ToolBox, options: HttpServeOptions): Pr
         open.release(message.id);
         if (open.recorded.delete(requestKey(message.id))) {
           const refused = errorReply(message.id, -32000, `The call was refused with HTTP ${response.status}`);
-          await fleet!.store.finishCall(open.id!, requestKey(message.id), refused, Date.now()).catch(report);
+          await fleet!.finishCall(identity.tenant, open.id!, requestKey(message.id), refused).catch(report);
         }
         return await withRequestId(response, message.id);
       }

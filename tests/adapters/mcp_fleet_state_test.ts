@@ -19,6 +19,7 @@ import { MemoryArtifactStore, MemoryStore, type Store } from "../../core/mod.ts"
 import { ToolBox } from "../../toolbox.ts";
 import "../../tools/mod.ts";
 import { AdoptedArtifacts } from "../../adapters/mcp/_adopted_artifacts.ts";
+import { ANSWERS_KEPT, FleetReplica } from "../../adapters/mcp/_http_fleet.ts";
 import { tool } from "../../core/tool.ts";
 import { readArtifactTool } from "../../tools/framework/read_artifact.ts";
 import { callUri, type HttpServer, LATE_RESULTS_URI, openStore, serveHttp } from "../../adapters/mcp/mod.ts";
@@ -58,6 +59,53 @@ describe("the artifacts of a session taken over", () => {
     // Made here, it is this replica's own.
     const here = await adopted.put("made here");
     assert.deepEqual(adopted.list().map((r) => r.id), [here.id, ref.id]);
+  });
+});
+
+describe("the answers a fleet's store keeps", { skip: sqliteMissing }, () => {
+  it("are those of a tenant's newest ANSWERS_KEPT calls ended on a replica; an older call reads as run, answer null", {
+    timeout: 60_000,
+  }, async () => {
+    // Before, every call's answer (60 KB of a read_file) stayed in the store until its session was pruned.
+    const dir = await realpath(await mkdtemp(join(tmpdir(), "toolfence-fleet-answers-")));
+    const store = await openStore(`sqlite:${join(dir, "store.db")}`);
+    const replica = new FleetReplica(store, "replica-answers", new ToolBox());
+    try {
+      const started = (tenant: string, sessionId: string, requestId: string) =>
+        store.startCall({
+          sessionId,
+          requestId,
+          tenant,
+          owner: "replica-answers",
+          tool: "datetime",
+          streamId: null,
+          startedAt: 1,
+          state: "running",
+          answer: null,
+          endedAt: null,
+        });
+      const answer = (id: string) => ({ jsonrpc: "2.0", id, result: { content: [{ type: "text", text: id }] } });
+      await started("quiet", "q", "only");
+      await replica.finishCall("quiet", "q", "only", answer("only"));
+      for (let i = 0; i < ANSWERS_KEPT + 10; i++) {
+        await started("busy", `s${i % 3}`, `c${i}`);
+        await replica.finishCall("busy", `s${i % 3}`, `c${i}`, answer(`c${i}`));
+      }
+      for (const i of [0, 9]) {
+        assert.deepEqual([
+          (await store.call("busy", `s${i % 3}`, `c${i}`))?.state,
+          (await store.call("busy", `s${i % 3}`, `c${i}`))?.answer,
+        ], ["done", null]);
+      }
+      for (const i of [10, ANSWERS_KEPT + 9]) {
+        assert.deepEqual((await store.call("busy", `s${i % 3}`, `c${i}`))?.answer, answer(`c${i}`));
+      }
+      assert.deepEqual((await store.call("quiet", "q", "only"))?.answer, answer("only"));
+    } finally {
+      await replica.stop();
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
