@@ -105,6 +105,7 @@ export class MemoryStore implements Store {
     const found = this.#sessions.get(id);
     if (!found || found.endedAt !== null) return Promise.resolve(false);
     found.endedAt = at;
+    found.data = {};
     this.#events.delete(id);
     return Promise.resolve(true);
   }

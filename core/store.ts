@@ -184,7 +184,10 @@ export interface Store {
   takeOverSession(tenant: string, id: string, owner: string): Promise<StoredSession | undefined>;
   /** Notes a request for the session. */
   touchSession(id: string, at: number): Promise<void>;
-  /** Ends a session; returns whether it was open. */
+  /**
+   * Ends a session, dropping its events and its `data` (what a take-over needs: the client's initialize, up to
+   * 256 KiB); returns whether it was open.
+   */
   endSession(id: string, at: number): Promise<boolean>;
 
   /**
