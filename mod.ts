@@ -130,6 +130,7 @@ export {
   type SessionOptions,
   terminalHost,
   type TerminalHostOptions,
+  visibleText,
   withAutoConfirm,
   Workspace,
   type WorkspaceOptions,
