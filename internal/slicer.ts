@@ -12,6 +12,7 @@ export const SLICE_MS = 10;
 
 /** A clock of the work done since the event loop last ran: `pause()` lets it run once a slice is used. */
 export interface Slicer {
+  /** Undefined while the slice lasts; once it is used, a promise that settles after the event loop has run once. */
   pause(): Promise<void> | undefined;
 }
 
