@@ -130,7 +130,6 @@ export {
   type SessionOptions,
   terminalHost,
   type TerminalHostOptions,
-  visibleText,
   withAutoConfirm,
   Workspace,
   type WorkspaceOptions,

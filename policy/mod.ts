@@ -19,7 +19,6 @@ export {
   withAutoConfirm,
 } from "./hosts.ts";
 export { Policy, type PolicyOptions } from "./policy.ts";
-export { visibleText } from "./_visible_text.ts";
 export { type SandboxMode, type SandboxState, sandboxState } from "./sandbox.ts";
 export { type AllowlistEntry, DEFAULT_COMMAND_ALLOWLIST, READER_COMMANDS } from "./shell/allowlist.ts";
 export { isReadOnlyLine } from "./shell/read_only_line.ts";
@@ -31,6 +30,8 @@ export { type PolicyFile } from "./config/schema.ts";
 export { Session, type SessionOptions } from "./session.ts";
 export { createScratch, Scratch, type ScratchOptions } from "./scratch/scratch.ts";
 // The umbrella re-exports the names above this line (scripts/surface.ts).
+// Text from the agent made safe to show a person: for the hosts of adapters (the MCP server's console).
+export { visibleText } from "./_visible_text.ts";
 export { folderRelation, type ResolvedPath, type ResolveOptions } from "./workspace.ts";
 export { PolicyState, type PolicyStateData } from "./state.ts";
 export { PolicyFileDoor } from "./file_door.ts";
