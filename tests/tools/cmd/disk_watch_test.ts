@@ -17,24 +17,11 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { Session } from "../../../policy/session.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox } from "./_helpers.ts";
+import { tmpfsMountable } from "../../_tmpfs.ts";
 
 const box = cmdBox();
 
-function mountable(): string | false {
-  let dir: string | undefined;
-  try {
-    dir = execFileSync("mktemp", ["-d", path.join(os.tmpdir(), "toolfence-disk-probe-XXXXXX")]).toString().trim();
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir], { stdio: "ignore" });
-    return false;
-  } catch {
-    return "cannot mount a tmpfs here (needs root)";
-  } finally {
-    if (dir) execFileSync("rmdir", [dir]);
-  }
-}
-
-const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : mountable();
+const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : tmpfsMountable();
 
 describe("the host's disk", { skip }, () => {
   let mnt: string;

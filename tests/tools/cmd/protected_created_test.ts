@@ -19,6 +19,7 @@ import { bubblewrapStatus } from "../../../policy/sandbox.ts";
 import { isProtectedPath } from "../../../policy/protected_paths.ts";
 import type { BashResult } from "../../../tools/cmd/bash.ts";
 import { cmdBox, failedOutput, okOutput, randomScripts, type ScriptOp } from "./_helpers.ts";
+import { tmpfsMountable } from "../../_tmpfs.ts";
 
 const box = cmdBox();
 const skip = (await bubblewrapStatus()).path === undefined ? "bubblewrap is unavailable here" : false;
@@ -138,20 +139,6 @@ describe("protected paths a sandboxed command makes", { skip }, () => {
     }, { autoConfirm: true, host: autoHost(), sandbox: "required" });
   });
 });
-
-// Whether a tmpfs can be mounted here (root), for a session temp dir on another file system than the workspace.
-function tmpfsMountable(): string | false {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-tmpfs-probe-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir], { stdio: "ignore" });
-    return false;
-  } catch {
-    return "cannot mount a tmpfs here (needs root)";
-  } finally {
-    fs.rmdirSync(dir);
-  }
-}
 
 describe("protected paths moved to a temp dir on another file system", { skip: skip || tmpfsMountable() }, () => {
   // Across file systems the move is a copy, of bytes the command may make for free (a sparse file, names of one

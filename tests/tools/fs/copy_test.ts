@@ -11,6 +11,7 @@ import { ToolBox } from "../../../toolbox.ts";
 import { fsTools } from "../../../tools/fs/mod.ts";
 import { ok, unchanged } from "./_helpers.ts";
 import { at, l, useToolLayout, withHost } from "./_tool_layout.ts";
+import { tmpfsMountable } from "../../_tmpfs.ts";
 
 useToolLayout();
 
@@ -47,20 +48,6 @@ describe("copy", () => {
     assert.equal(fifo.errorCode, "not_regular_file");
   });
 });
-
-// Whether a tmpfs can be mounted here (root): a workspace of a small disk of its own.
-function tmpfsMountable(): string | false {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "toolfence-tmpfs-probe-"));
-  try {
-    execFileSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", dir], { stdio: "ignore" });
-    execFileSync("umount", [dir], { stdio: "ignore" });
-    return false;
-  } catch {
-    return "cannot mount a tmpfs here (needs root)";
-  } finally {
-    fs.rmdirSync(dir);
-  }
-}
 
 describe("copy on a small disk", { skip: tmpfsMountable() }, () => {
   // A command's sparse files cost it no disk, and a copy writes every byte of them. Before, copying a folder of three
