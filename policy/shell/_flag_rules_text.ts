@@ -371,14 +371,21 @@ const tarRule: Rule = (args, name, context) => {
   }
   const first = args[0]?.value ?? "";
   // `tar xf a.tar`, `tar tT list`: the first word is a cluster of options without a dash.
+  let cluster: string | undefined;
   if (first !== "" && !first.startsWith("-")) {
     // `tar cIf PROG a.tar .`: the cluster's `I` and `F` take a program too.
     if (/[IF]/.test(first)) recordRun(args[0], name, context);
     if (first.includes("T")) recordListed(args[0], "read", context);
-    if (/[cxruA]/.test(first)) return `${shown(args[0])} makes tar write files`;
-    if (first.includes("T")) return `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
+    if (/[cxruA]/.test(first)) cluster = `${shown(args[0])} makes tar write files`;
+    else if (first.includes("T")) cluster = `${shown(args[0])} (\`T\`) ${FILE_LIST_EFFECT}`;
   }
-  return tarOptions(args, name, context) ?? recordPaths(tarDates(args), context);
+  // The options after the cluster are read all the same: the programs they run and the lists they hand tar are
+  // recorded. Before, a cluster that writes ended the reading, and with the sandbox off an automatic answer let
+  // `tar cf x.tar --checkpoint-action=exec=CMD a` and `tar cf x.tar -I CMD a` run CMD on the host, and
+  // `tar cf x.tar -T list` store the files outside the list named.
+  const options = tarOptions(args, name, context);
+  const dates = recordPaths(tarDates(args), context);
+  return cluster ?? options ?? dates;
 };
 
 /** tar's letters that take a value (GNU tar's). */

@@ -2228,6 +2228,41 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("tar's options after a first word without a dash are read: the programs they run and the lists they give", {
+    timeout: 300_000,
+  }, async () => {
+    // A first word that writes (`cf`) ended the reading of tar's options: with the sandbox off an automatic answer
+    // let these run, the checkpoint's and the compressor's commands on the host, `-T` storing the file outside.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["tar"] } } }], workspace);
+    const runs = [
+      "tar cf x.tar --checkpoint=1 --checkpoint-action=exec='touch .npmrc' a",
+      "tar cf x.tar --checkpoint=1 --checkpoint-ac=exec='touch .npmrc' a",
+      "tar cf x.tar -I 'touch .npmrc; gzip' a",
+      "tar cf x.tar --use-compress-program='touch .npmrc; gzip' a",
+    ];
+    const lists = ["tar cf x.tar -T names", "tar cf x.tar --files-from=names", "tar rf x.tar -T names"];
+    await writeFile(join(workspace, "names"), "../outside/secret.txt\n");
+    try {
+      for (const line of [...runs, ...lists]) {
+        await personAsked(line, rules);
+        // The default allowlist, where the risk assessor answers, as well.
+        const decided = await decideCommand(line, { workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+      // What the lines would have done.
+      for (const line of runs) {
+        await rm(join(workspace, ".npmrc"), { force: true });
+        spawnSync("bash", ["-c", line], { cwd: workspace, timeout: 60_000 });
+        assert.ok(existsSync(join(workspace, ".npmrc")), `${line} wrote .npmrc`);
+      }
+      await rm(join(workspace, "x.tar"), { force: true });
+      spawnSync("bash", ["-c", lists[0]], { cwd: workspace, timeout: 60_000 });
+      assert.match(await readFile(join(workspace, "x.tar"), "latin1"), new RegExp(PLANTED));
+    } finally {
+      for (const made of [".npmrc", "x.tar", "names"]) await rm(join(workspace, made), { force: true });
+    }
+  });
+
   test("a download saved under the URL's name is judged as written: wget URL, curl -O, --remote-name-all", {
     timeout: 300_000,
   }, async () => {
