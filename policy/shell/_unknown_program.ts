@@ -151,13 +151,50 @@ function movesItsCommand(words: readonly string[]): boolean {
   const options = CHDIR_OPTIONS[runner];
   const command = runnerCommand(runner, words);
   const own = words.slice(1, command === undefined ? undefined : words.length - command.length);
-  return own.some((word) => {
-    if (word.startsWith("--")) {
-      const given = word.slice(2).split("=", 1)[0];
-      return given !== "" && options.long.some((long) => long.startsWith(given));
+  return own.some((word) => optionNamed(word, options));
+}
+
+/**
+ * The variables a runner's own words set for the command it runs, as a prefix assignment does: `env PATH=. cat f`
+ * runs the workspace's `./cat`, `sudo LD_PRELOAD=...` loads a library; `?` for what a string env splits into words
+ * may set (`env -SPATH=. cat f`). Behind another runner too (`timeout 5 env PATH=. cat f`). Taking variables away
+ * (`env -u NAME`, `env -i`) moves nothing into the workspace's hands.
+ */
+export function runnerVariables(words: readonly string[]): string[] {
+  const names: string[] = [];
+  for (let index = 0; index < words.length; index++) {
+    const runner = listedName(words[index], (listed) => COMMAND_RUNNERS.get(listed) === RUNS_GIVEN_COMMAND);
+    if (runner === undefined) continue;
+    const rest = words.slice(index);
+    const command = runnerCommand(runner, rest);
+    const own = rest.slice(1, command === undefined ? undefined : rest.length - command.length);
+    for (const word of own) {
+      const assigned = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(word);
+      if (assigned !== null) names.push(assigned[1]);
+      else if (runner === "env" && splitsString(word)) names.push("?");
     }
-    return word.startsWith("-") && [...word.slice(1)].some((letter) => options.short.includes(letter));
-  });
+  }
+  return names;
+}
+
+/** Whether an option word of env is `-S`/`--split-string` (in a cluster, before a letter that takes a value). */
+function splitsString(word: string): boolean {
+  if (word.startsWith("--")) return optionNamed(word, { short: "", long: ["split-string"] });
+  if (!word.startsWith("-")) return false;
+  for (const letter of word.slice(1)) {
+    if (letter === "S") return true;
+    if ("uCa".includes(letter)) return false;
+  }
+  return false;
+}
+
+/** Whether an option word names one of `options`: a long one by any start of it, a short one in its cluster. */
+function optionNamed(word: string, options: { short: string; long: readonly string[] }): boolean {
+  if (word.startsWith("--")) {
+    const given = word.slice(2).split("=", 1)[0];
+    return given !== "" && options.long.some((long) => long.startsWith(given));
+  }
+  return word.startsWith("-") && [...word.slice(1)].some((letter) => options.short.includes(letter));
 }
 
 /** The command a runner runs, its words after the runner's options and operands; `undefined` when it has none. */

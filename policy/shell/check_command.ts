@@ -26,7 +26,7 @@ import {
 } from "./allowlist.ts";
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand, type BashWord, quoteSource } from "./_tree.ts";
 import { COMMAND_RUNNERS, type FlagContext, flagProblem, UNSEEN_COMMANDS } from "./_flag_rules.ts";
-import { runsElsewhere, startsShell, unknownProgram } from "./_unknown_program.ts";
+import { runnerVariables, runsElsewhere, startsShell, unknownProgram } from "./_unknown_program.ts";
 import type { PathOperand } from "./_path_operands.ts";
 import {
   type CommandPath,
@@ -390,6 +390,17 @@ function judgeProgram(
       (ran !== undefined && loadsFile(ran, args.slice(args.findIndex((word) => word.value === ran) + 1)));
     if ((UNSEEN_COMMANDS.has(runnerName!) && !noHandler) || commandLine || script) {
       context.pathOperands?.push({ value: undefined, access: "write", origin: `what ${name.value} runs` });
+    }
+    // The variables a runner sets for its command move what the command writes and which program or library it
+    // loads, as a prefix assignment does (`environmentChanged`): with the sandbox off an automatic answer let
+    // `env PATH=. cat f` run the workspace's `./cat`.
+    const variables = runnerVariables(words).filter((variable) => !PRINTING_VARIABLES.test(variable));
+    if (variables.length > 0) {
+      context.pathOperands?.push({
+        value: undefined,
+        access: "write",
+        origin: `what ${name.value} runs with ${variables.join(", ")} changed`,
+      });
     }
     // The relative paths of a command run in another folder (`env -C DIR`) lead from there: only the run knows where.
     if (runsElsewhere(words)) {

@@ -2356,6 +2356,36 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     },
   );
 
+  test("the variables a runner sets for its command are judged as a prefix assignment is", {
+    timeout: 300_000,
+  }, async () => {
+    // With the sandbox off an automatic answer let `env PATH=. cat a` run the workspace's ./cat on the host, as
+    // `PATH=. cat a` asked a person: env's own assignments (and its -u, -i) were no change of the environment to the
+    // analysis, behind another runner too.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["env"] } } }], workspace);
+    const lines = ["env PATH=. cat a", "timeout 5 env PATH=. cat a", "nohup env -- PATH=.:/bin cat a"];
+    await writeFile(join(workspace, "cat"), "#!/bin/sh\necho LOCAL-CAT-RAN\n", { mode: 0o755 });
+    try {
+      for (const line of [...lines, "env -SPATH=. cat a", "env -vS PATH=. cat a", "sudo LD_PRELOAD=x.so cat a"]) {
+        await personAsked(line, rules, /a path only known when it runs .*which may be a protected one/);
+        const decided = await decideCommand(line, { workspaceRoot: workspace, sandbox: "off" });
+        assert.equal(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+      // A language or a time zone asks only the assessor, as before.
+      for (const line of ["env LANG=C sort a", "env TZ=UTC date", "env cat a"]) {
+        const decided = await decideCommand(line, { rules, workspaceRoot: workspace, sandbox: "off" });
+        assert.notEqual(decided.prompt?.requirePerson, true, `${line}: ${decided.reason}`);
+      }
+      // What the lines would have done.
+      for (const line of lines) {
+        const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "utf8", timeout: 60_000 });
+        assert.match(run.stdout, /LOCAL-CAT-RAN/, `${line}: ${run.stderr}`);
+      }
+    } finally {
+      await rm(join(workspace, "cat"), { force: true });
+    }
+  });
+
   test("a runner's other subcommands, sort -T and deno test --coverage without a value are judged as writing", {
     timeout: 300_000,
   }, async () => {
