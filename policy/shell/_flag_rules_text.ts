@@ -745,10 +745,28 @@ const ZIP_RULE: Rule = (args, name, context) => {
  * libarchive's tar: `--use-compress-program` runs a program, and `-T` (`-I`, `--files-from`) takes the names of the
  * files it stores or extracts from a list.
  */
-const BSDTAR_RULE: Rule = optionRule(
+const bsdtarOptions: Rule = optionRule(
   { long: ["use-compress-program"], effect: "makes bsdtar run a program", runs: true },
   fileList({ short: "TI", long: ["files-from"] }),
 );
+
+/**
+ * bsdtar's rule: its options, and each word `@ARCHIVE`, an archive whose entries it copies into the one it creates,
+ * appends to or updates, read as the file it names. Before, the word was judged as a file named `@...` of the
+ * workspace: with an allow rule for bsdtar and the sandbox off, `bsdtar cf - @../outside/y.tar` printed the entries
+ * of an archive outside on no question.
+ */
+const BSDTAR_RULE: Rule = (args, name, context) => {
+  const archives: PathOperand[] = args
+    .filter((word) => (word.value ?? word.text).startsWith("@"))
+    .map((word) => ({
+      value: word.value?.slice(1),
+      access: "read",
+      origin: `the archive bsdtar ${shown(word)} copies`,
+    }));
+  const outside = recordPaths(archives, context);
+  return bsdtarOptions(args, name, context) ?? outside;
+};
 
 /** The rules for text and file tools, by program name. */
 export const TEXT_RULES: ReadonlyMap<string, Rule> = new Map<string, Rule>([

@@ -2263,6 +2263,31 @@ describe("paths in command lines", { timeout: 300_000 }, () => {
     }
   });
 
+  test("bsdtar's @ARCHIVE is an archive it reads, judged as the file it names", { timeout: 300_000 }, async () => {
+    // The word was judged as a file named `@...` of the workspace: with an allow rule for bsdtar and the sandbox
+    // off, `bsdtar cf - @../outside/y.tar` printed the entries of the archive outside on no question.
+    const rules = PolicyRules.fromLayers([{ name: "project", config: { commands: { allow: ["bsdtar"] } } }], workspace);
+    spawnSync("tar", ["cf", join(outside, "y.tar"), "-C", outside, "secret.txt"], { timeout: 60_000 });
+    const lines = ["bsdtar cf - @../outside/y.tar", "bsdtar -cf - @link/y.tar"];
+    try {
+      for (const line of [...lines, "bsdtar -rf x.tar @../outside/y.tar", "bsdtar cf x.tar @$ARCHIVE"]) {
+        await personAsked(line, rules);
+      }
+      // An archive of the workspace, as before.
+      const own = await decideCommand("bsdtar cf x.tar @in.tar a", { rules, workspaceRoot: workspace, sandbox: "off" });
+      assert.equal(own.decision, "allow", own.reason);
+      // What the lines would have done.
+      if (installed("bsdtar")) {
+        for (const line of lines) {
+          const run = spawnSync("bash", ["-c", line], { cwd: workspace, encoding: "latin1", timeout: 60_000 });
+          assert.match(run.stdout, new RegExp(PLANTED), `${line}: ${run.stderr}`);
+        }
+      }
+    } finally {
+      await rm(join(outside, "y.tar"), { force: true });
+    }
+  });
+
   test("a download saved under the URL's name is judged as written: wget URL, curl -O, --remote-name-all", {
     timeout: 300_000,
   }, async () => {
