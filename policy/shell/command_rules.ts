@@ -431,7 +431,94 @@ async function expand(
       for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
     }
   }
+  // A program's option whose value is a command line it runs (`git rebase -x 'git push'`, `git -c
+  // core.sshCommand='git push' fetch`, `tar --to-command=CMD`, `rsync -e CMD`, `sort --compress-program=CMD`): read
+  // as `bash -c` reads its argument. Before, with deny ["git push"] and the sandbox, an automatic answer let
+  // `git rebase -x 'git push' HEAD` and `git difftool -x 'git push'` push.
+  for (const given of knownCount > 0 ? commandLineValues(name, named.slice(0, knownCount)) : []) {
+    const inner = await analyzeBash(given);
+    if (!inner.understood) uncertain.push(`${JSON.stringify(given)} (run by ${name}) is not fully understood`);
+    for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+  }
   return out;
+}
+
+/**
+ * The options whose value is a command line the program runs: git's `rebase --exec`/`-x`, `difftool --extcmd`/`-x`,
+ * `filter-branch`'s filters, the remote programs of `fetch`, `clone -u` and `push`, `send-email`'s commands; tar's
+ * programs (`--checkpoint-action=exec=CMD` too), rsync's remote shell and program, sort's compressor, ripgrep's
+ * preprocessor, zip's test command. Long ones by any start of them, as getopt takes them.
+ */
+const COMMAND_LINE_OPTIONS: Readonly<Record<string, { short: string; long: readonly string[] }>> = {
+  git: {
+    short: "xu",
+    long: [
+      "exec",
+      "extcmd",
+      "tree-filter",
+      "index-filter",
+      "env-filter",
+      "msg-filter",
+      "commit-filter",
+      "tag-name-filter",
+      "parent-filter",
+      "upload-pack",
+      "receive-pack",
+      "to-cmd",
+      "cc-cmd",
+      "header-cmd",
+      "sendmail-cmd",
+    ],
+  },
+  tar: {
+    short: "IF",
+    long: [
+      "to-command",
+      "use-compress-program",
+      "checkpoint-action",
+      "info-script",
+      "new-volume-script",
+      "rsh-command",
+      "rmt-command",
+    ],
+  },
+  rsync: { short: "e", long: ["rsh", "rsync-path"] },
+  sort: { short: "", long: ["compress-program"] },
+  rg: { short: "", long: ["pre"] },
+  zip: { short: "", long: ["unzip-command"] },
+};
+
+/** git's configuration keys whose value is a command it runs (`credential.helper`'s after a `!`). */
+const GIT_COMMAND_KEY =
+  /^(core\.(sshcommand|pager|editor|fsmonitor|askpass)|sequence\.editor|diff\.external|diff\..+\.(textconv|command)|filter\..+\.(clean|smudge|process)|credential\.(.+\.)?helper|gpg\.(.+\.)?program|pager\..+|merge\..+\.driver|(merge|diff)tool\..+\.cmd|sendemail\..*cmd|uploadpack\.packobjectshook|remote\..+\.(uploadpack|receivepack)|interactive\.difffilter|web\.browser|browser\..+\.cmd|man\..+\.cmd)$/i;
+
+/** The values of `name`'s options of {@linkcode COMMAND_LINE_OPTIONS} (and git's `-c KEY=CMD`) among `words`. */
+function commandLineValues(name: string, words: readonly string[]): string[] {
+  const options = COMMAND_LINE_OPTIONS[name];
+  if (options === undefined) return [];
+  const values: string[] = [];
+  for (let i = 1; i < words.length; i++) {
+    const word = words[i];
+    if (word === "--") break;
+    let value: string | undefined;
+    if (name === "git" && word.startsWith("-c") && !word.startsWith("--")) {
+      const setting = /^([^=]+)=([\s\S]*)$/.exec((word === "-c" ? words[++i] : word.slice(2)) ?? "");
+      if (setting !== null && GIT_COMMAND_KEY.test(setting[1])) value = setting[2].replace(/^\s*!/, "");
+    } else if (word === "-TT" && name === "zip") {
+      value = words[++i];
+    } else if (word.startsWith("--")) {
+      const [given, ...inline] = word.slice(2).split("=");
+      if (given.length < 2 || !options.long.some((long) => long.startsWith(given))) continue;
+      value = inline.length > 0 ? inline.join("=") : words[++i];
+    } else if (/^-[^-]/.test(word)) {
+      const at = [...word.slice(1)].findIndex((letter) => options.short.includes(letter));
+      if (at < 0) continue;
+      value = at + 2 < word.length ? word.slice(at + 2) : words[++i];
+    }
+    // `--checkpoint-action=exec=CMD`.
+    if (value !== undefined) values.push(value.replace(/^exec=/, ""));
+  }
+  return values;
 }
 
 /**

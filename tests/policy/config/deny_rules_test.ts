@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import process from "node:process";
 import fc from "fast-check";
 // @ts-types="@modelcontextprotocol/sdk/client/index"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -389,6 +390,64 @@ describe("command deny rules", () => {
       }
     },
   );
+
+  test("a command line a program's option runs does not hide a denied one", { timeout: 60_000 }, async () => {
+    // With deny ["git push*"] and the sandbox, these asked the risk assessor only (an automatic answer ran them), and
+    // each runs `git push`: git's own options and configuration values, tar's, rsync's, sort's and ripgrep's.
+    const { execFileSync } = await import("node:child_process");
+    const work = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-option-")));
+    const text = JSON.stringify({ commands: { deny: ["git push*"] } });
+    const denying = PolicyRules.fromLayers([parsePolicyFile(join(work, "toolfence.json"), text, "project")], work);
+    try {
+      for (
+        const command of [
+          "git rebase -x 'git push origin HEAD:refs/heads/main' --root",
+          "git rebase --exec='git push' HEAD~1",
+          "git rebase --exe 'git push' HEAD~1",
+          "git difftool -x 'git push'",
+          "git difftool --extcmd='git push'",
+          "git -c core.sshCommand='git push' fetch",
+          "git -c core.pager='git push' log",
+          "git -c credential.helper='!git push' fetch",
+          "git filter-branch --tree-filter 'git push' HEAD",
+          "git fetch --upload-pack='git push' origin",
+          "tar cf x.tar --checkpoint=1 --checkpoint-action=exec='git push' a",
+          "tar -I 'git push' -cf x.tar a",
+          "rsync -e 'git push' a h:b",
+          "sort --compress-program='git push' a",
+          "rg --pre 'git push' x",
+        ]
+      ) {
+        const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
+        assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+      }
+      for (const command of ["git rebase -x 'make test' HEAD~1", "git -c user.name='git push' log", "sort a"]) {
+        const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
+        assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
+      }
+      // What the first line does: it pushes (its rebase of an empty history ends there).
+      const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "ignore" });
+      git("init", "-q", "-b", "main");
+      git("-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x");
+      git("init", "-q", "--bare", "remote.git");
+      git("remote", "add", "origin", join(work, "remote.git"));
+      execFileSync("bash", ["-c", "git rebase -x 'git push -q origin HEAD:refs/heads/main' --root"], {
+        cwd: work,
+        stdio: "ignore",
+        env: {
+          ...process.env,
+          GIT_AUTHOR_NAME: "a",
+          GIT_AUTHOR_EMAIL: "a@b",
+          GIT_COMMITTER_NAME: "a",
+          GIT_COMMITTER_EMAIL: "a@b",
+        },
+      });
+      const refs = execFileSync("git", ["for-each-ref"], { cwd: join(work, "remote.git"), encoding: "utf8" });
+      assert.match(refs, /refs\/heads\/main/);
+    } finally {
+      await rm(work, { recursive: true, force: true });
+    }
+  });
 
   test("through the library the bash tool refuses it with the rule, and never asks", { timeout: 60_000 }, async () => {
     const s = session();
