@@ -438,7 +438,10 @@ async function expand(
   for (const given of knownCount > 0 ? commandLineValues(name, named.slice(0, knownCount)) : []) {
     const inner = await analyzeBash(given);
     if (!inner.understood) uncertain.push(`${JSON.stringify(given)} (run by ${name}) is not fully understood`);
-    for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
+    // For the deny and ask rules only: an allow rule for the line it runs does not let the program run.
+    for (const found of inner.commands) {
+      out.push(...(await candidates(found, depth + 1, findings)).map((c) => ({ ...c, strictOnly: true })));
+    }
   }
   return out;
 }
