@@ -36,6 +36,15 @@ export function awkProgramProblem(program: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Whether an awk program may run a command line its text does not show whole: `system`, a pipe, gawk's `@` (an
+ * indirect call or a loaded extension), or a program not read.
+ */
+export function awkMayRunCommands(program: string): boolean {
+  const tokens = tokenize(program);
+  return typeof tokens === "string" || tokens.some((token) => ["system", "|", "|&", "@"].includes(token));
+}
+
 /** What `tokens[at]` lets the program do beyond reading its input and printing. */
 function tokenProblem(tokens: readonly string[], at: number): string | undefined {
   const token = tokens[at];

@@ -17,6 +17,8 @@
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand } from "./_tree.ts";
 import { COMMAND_RUNNERS } from "./_flag_rules.ts";
 import { startsShell } from "./_unknown_program.ts";
+import { readSedScript } from "./_sed_script.ts";
+import { awkMayRunCommands } from "./_awk_program.ts";
 import { runsProjectCode } from "./allowlist.ts";
 import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
 
@@ -74,6 +76,7 @@ const GIT_VALUE_OPTIONS = new Set([
 ]);
 
 const STREAM_RUNNERS = new Set(["xargs", "parallel"]);
+const AWK_NAMES = new Set(["awk", "gawk", "mawk", "nawk"]);
 const STDIN_NAMES = new Set(["-", "/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"]);
 
 /**
@@ -431,11 +434,35 @@ async function expand(
       for (const found of inner.commands) out.push(...await candidates(found, depth + 1, findings));
     }
   }
+  // sed's `e COMMAND` runs the command its script names, `e` and `s///e` the pattern space; awk's `system` and pipes
+  // run what the program computes: the first is matched as `bash -c`'s argument is, the others only the run knows.
+  // Each word is read as a script or program (an operand read so only ever matches or asks more).
+  const commandLines: string[] = [];
+  const awk = knownCount > 0 && AWK_NAMES.has(name) ? awkPrograms(named.slice(1, knownCount)) : [];
+  if (awk === undefined || awk.some(awkMayRunCommands)) {
+    uncertain.push(`${JSON.stringify(text)}: the ${name} program may run commands`);
+  }
+  if (knownCount > 0 && name === "sed") {
+    // A script read from a file is not on the line.
+    if (named.slice(1, knownCount).some((word) => /^(-[^-]*f|--fi)/.test(word))) {
+      uncertain.push(`${JSON.stringify(text)}: the sed script read from a file may run commands`);
+    }
+    for (const word of named.slice(1, knownCount)) {
+      if (AWK_NAMES.has(name)) continue;
+      for (const effect of readSedScript([word.replace(/^-[nEsrzu]*e/, "")]).effects) {
+        if (effect.access !== "run") continue;
+        if (effect.file === "") uncertain.push(`${JSON.stringify(text)}: the sed script runs what it reads`);
+        else commandLines.push(effect.file);
+      }
+    }
+  }
   // A program's option whose value is a command line it runs (`git rebase -x 'git push'`, `git -c
   // core.sshCommand='git push' fetch`, `tar --to-command=CMD`, `rsync -e CMD`, `sort --compress-program=CMD`): read
   // as `bash -c` reads its argument. Before, with deny ["git push"] and the sandbox, an automatic answer let
   // `git rebase -x 'git push' HEAD` and `git difftool -x 'git push'` push.
-  for (const given of knownCount > 0 ? commandLineValues(name, named.slice(0, knownCount)) : []) {
+  for (
+    const given of [...commandLines, ...(knownCount > 0 ? commandLineValues(name, named.slice(0, knownCount)) : [])]
+  ) {
     const inner = await analyzeBash(given);
     if (!inner.understood) uncertain.push(`${JSON.stringify(given)} (run by ${name}) is not fully understood`);
     // For the deny and ask rules only: an allow rule for the line it runs does not let the program run.
@@ -444,6 +471,32 @@ async function expand(
     }
   }
   return out;
+}
+
+/** awk's options that take the next word (the separator, an assignment, a file, gawk's `-W` word). */
+const AWK_VALUED = new Set(["-F", "-v", "-f", "-i", "-l", "-E", "-W", "-e"]);
+
+/**
+ * The program texts of awk's words: `-e`/`--source` values (gawk's), or else its first operand; `undefined` when a
+ * program is read from a file (`-f`, `-E`, `-i`, `--file`, `--exec`, `--include`) or an extension loaded (`-l`).
+ */
+function awkPrograms(args: readonly string[]): string[] | undefined {
+  const sources: string[] = [];
+  let operand: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    if (/^(-[fEil]|--(fi|ex|inc|lo))/.test(word)) return undefined;
+    if (word === "--") {
+      operand ??= args[i + 1];
+      break;
+    }
+    const source = /^(?:-e|--so(?:u(?:r(?:ce?)?)?)?=?)(.*)$/s.exec(word);
+    if (source !== null && source[1] !== "") sources.push(source[1]);
+    else if (source !== null || word === "--source") sources.push(args[++i] ?? "");
+    else if (AWK_VALUED.has(word)) i++;
+    else if (!word.startsWith("-") && operand === undefined) operand = word;
+  }
+  return sources.length > 0 ? sources : operand === undefined ? [] : [operand];
 }
 
 /**

@@ -393,7 +393,8 @@ describe("command deny rules", () => {
 
   test("a command line a program's option runs does not hide a denied one", { timeout: 60_000 }, async () => {
     // With deny ["git push*"] and the sandbox, these asked the risk assessor only (an automatic answer ran them), and
-    // each runs `git push`: git's own options and configuration values, tar's, rsync's, sort's and ripgrep's.
+    // each runs `git push`: git's own options and configuration values, tar's, rsync's, sort's and ripgrep's, sed's
+    // and awk's commands.
     const { execFileSync } = await import("node:child_process");
     const work = await realpath(await mkdtemp(join(tmpdir(), "toolfence-deny-option-")));
     const text = JSON.stringify({ commands: { deny: ["git push*"] } });
@@ -424,6 +425,30 @@ describe("command deny rules", () => {
       for (const command of ["git rebase -x 'make test' HEAD~1", "git -c user.name='git push' log", "sort a"]) {
         const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
         assert.notEqual(decided.decision, "deny", `${command}: ${decided.reason}`);
+      }
+      // sed's `e COMMAND` is matched as written; what `s///e`, awk's `system` and pipes and a script or program read
+      // from a file run only the run knows: a person decides.
+      for (const command of ["sed 'e git push' a", "sed -n '1e git push' a", "sed -ne 'e git push' a"]) {
+        const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
+        assert.equal(decided.decision, "deny", `${command}: ${decided.reason}`);
+      }
+      for (
+        const command of [
+          "sed 's/.*/git push/e' a",
+          "sed -f s.sed a",
+          `awk 'BEGIN{system("git push")}'`,
+          `awk -F: 'BEGIN{print | "git push"}'`,
+          `gawk --source='BEGIN{"git push" | getline}'`,
+          "awk -f p.awk a",
+        ]
+      ) {
+        const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
+        assert.equal(decided.decision, "ask", `${command}: ${decided.reason}`);
+        assert.equal(decided.prompt?.requirePerson, true, `${command}: ${decided.reason}`);
+      }
+      for (const command of ["awk -F'|' '{print $1}' a", "sed -n 's/a/b/p' a"]) {
+        const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
+        assert.equal(decided.decision, "allow", `${command}: ${decided.reason}`);
       }
       // What the first line does: it pushes (its rebase of an empty history ends there).
       const git = (...args: string[]) => execFileSync("git", args, { cwd: work, stdio: "ignore" });
