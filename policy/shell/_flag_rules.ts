@@ -25,6 +25,9 @@ const SHELL_ESCAPE_CLIENTS =
 /** Why a runner of {@linkcode COMMAND_RUNNERS} that runs the command after its options always asks. */
 export const RUNS_GIVEN_COMMAND = "runs the command it is given";
 
+/** Why a pager, editor or client of {@linkcode COMMAND_RUNNERS} always asks: its own commands run shell commands. */
+export const RUNS_SHELL_ESCAPES = "can run shell commands from inside it";
+
 /**
  * Commands that run another command, or change how later commands run: an
  * allowlist entry for one of them would allow everything, so they always ask.
@@ -72,13 +75,13 @@ export const COMMAND_RUNNERS: ReadonlyMap<string, string> = new Map([
   ),
   ...namesFor(
     "less more most man vi vim nvim view ex ed nano emacs sqlite3 m4 dc gnuplot",
-    "can run shell commands from inside it",
+    RUNS_SHELL_ESCAPES,
   ),
   // Clients whose own commands, given in an argument, a script or standard input, run shell commands: psql's `\!`
   // and `\o |CMD` (`psql URL -c '\! cat /outside/secret'`), the MySQL and MariaDB clients' `system` and `\!`,
   // duckdb's `.shell`, lftp's and ftp's `!`, sqlcmd's `!!`, sqlplus's `host`, lldb's `platform shell` and `script`,
   // the text browsers' and mutt's `!`.
-  ...namesFor(SHELL_ESCAPE_CLIENTS, "can run shell commands from inside it"),
+  ...namesFor(SHELL_ESCAPE_CLIENTS, RUNS_SHELL_ESCAPES),
 ]);
 
 /**

@@ -15,9 +15,10 @@
  * @module
  */
 import { analyzeBash, type BashAnalysis, type BashSimpleCommand } from "./_tree.ts";
-import { COMMAND_RUNNERS } from "./_flag_rules.ts";
+import { COMMAND_RUNNERS, RUNS_SHELL_ESCAPES } from "./_flag_rules.ts";
 import { startsShell } from "./_unknown_program.ts";
 import { readSedScript } from "./_sed_script.ts";
+import { listedName } from "./_program_family.ts";
 import { awkMayRunCommands } from "./_awk_program.ts";
 import { runsProjectCode } from "./allowlist.ts";
 import { type CommandRule, describeRule, type PathRule, PolicyRules } from "../config/rules.ts";
@@ -413,6 +414,12 @@ async function expand(
     if (streamed && knownCount === named.length && named.slice(1).every((word) => word.startsWith("-"))) {
       uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs the commands a stream names`);
     }
+  }
+  // A pager, editor or client runs the shell commands of its own commands (`vim -c '!git push'`, `less +'!git push'`,
+  // `psql -c '\\! git push'`, what is typed or configured), which the rules cannot see.
+  // Under another of its names too (`vim.basic`, `editor`).
+  if (knownCount > 0 && listedName(name, (listed) => COMMAND_RUNNERS.get(listed) === RUNS_SHELL_ESCAPES)) {
+    uncertain.push(`${JSON.stringify(text)}: \`${name}\` runs the shell commands its own commands name`);
   }
   // A shell that reads its commands from standard input (`echo 'git push' | bash`, `bash <<< 'git push'`,
   // `. /dev/stdin`): what it runs is not on the line the rules judge.

@@ -440,6 +440,9 @@ describe("command deny rules", () => {
           `awk -F: 'BEGIN{print | "git push"}'`,
           `gawk --source='BEGIN{"git push" | getline}'`,
           "awk -f p.awk a",
+          // A pager's or editor's own commands run shell commands.
+          "vim -c '!git push'",
+          "less +'!git push' a",
         ]
       ) {
         const decided = await decideCommand(command, { rules: denying, workspaceRoot: work, sandbox: "required" });
