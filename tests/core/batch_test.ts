@@ -45,7 +45,8 @@ describe("callMany", () => {
   test("results come back in declared order whatever the completion order", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const log: string[] = [];
-      const calls = [80, 10, 40].map((ms, i) => ({ name: "read", args: { id: `r${i}`, ms }, callId: `c${i}` }));
+      // Far enough apart that a loaded machine keeps their order (80, 10 and 40 ms did not: CI run ci18, Node 22).
+      const calls = [900, 10, 450].map((ms, i) => ({ name: "read", args: { id: `r${i}`, ms }, callId: `c${i}` }));
       const { results } = await recordingBox(log).callMany(session, calls, { mode: "parallel" });
       assert.deepEqual(results.map((r) => r.output), ["r0", "r1", "r2"]);
       assert.deepEqual(results.map((r) => r.callId), ["c0", "c1", "c2"]);
@@ -186,11 +187,20 @@ describe("callMany", () => {
   test("a caller's abort cancels the whole batch", { timeout: 60_000 }, async () => {
     await withSession(async (session) => {
       const controller = new AbortController();
-      setTimeout(() => controller.abort(), 20);
-      const { results } = await recordingBox([]).callMany(session, [
+      // Once the first call runs, not after a fixed 20 ms: a call stopped before it ran is not run at all (attempts
+      // 0), and on a loaded machine (CI run ci18, Node 22) 20 ms came before the first call started.
+      const log: string[] = [];
+      const started = setInterval(() => {
+        if (log.includes("start a")) {
+          clearInterval(started);
+          controller.abort();
+        }
+      }, 5);
+      const { results } = await recordingBox(log).callMany(session, [
         { name: "read", args: { id: "a", ms: 2_000 } },
         { name: "write", args: { id: "b", ms: 10 } },
       ], { signal: controller.signal });
+      clearInterval(started);
       assert.deepEqual(results.map((r) => [r.status, r.attempts]), [["cancelled", 1], ["cancelled", 0]]);
     });
   });
